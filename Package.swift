@@ -1,0 +1,87 @@
+// swift-tools-version: 6.2
+//
+// NotifyBus: the iOS share-extension handoff (items saved into an App Group container,
+// a Darwin notification rung, the app draining the container) for Swift on Linux,
+// over D-Bus. The layers, lowest first, are listed below; a layer never imports a
+// higher one. See README.md and Protocol/.
+
+import PackageDescription
+
+let package = Package(
+  name: "NotifyBus",
+  products: [
+    .library(name: "DBus", targets: ["DBus"])
+  ],
+  targets: [
+    // MARK: - C system libraries
+
+    /// libdbus-1, through pkg-config. Only `DBus` imports it.
+    .systemLibrary(
+      name: "CDBus",
+      pkgConfig: "dbus-1",
+      providers: [.apt(["libdbus-1-dev"])]
+    ),
+
+    // MARK: - Libraries
+
+    /// `package`-level POSIX helpers: errno, environment, child processes. No Foundation.
+    .target(name: "SystemSupport"),
+    /// The only Swift code that calls libdbus: connections, messages, names, match rules,
+    /// the embedded bus. No Foundation.
+    .target(name: "DBus", dependencies: ["CDBus", "SystemSupport"]),
+
+    // MARK: - Examples (built with the package so they cannot rot)
+
+    /// The README's first command: a signal round trip on the embedded bus.
+    .executableTarget(
+      name: "notifybus-demo",
+      dependencies: ["DBus"],
+      path: "Examples/SignalDemo"
+    ),
+
+    // MARK: - Benchmarks
+
+    /// The C baseline: the same measurements written directly against libdbus.
+    .target(name: "CBaseline", dependencies: ["CDBus"], path: "Benchmarks/CBaseline"),
+    /// `swift run -c release notifybus-bench`: every benchmark against its baseline.
+    .executableTarget(
+      name: "notifybus-bench",
+      dependencies: ["DBus", "CBaseline", "SystemSupport"],
+      path: "Benchmarks/notifybus-bench"
+    ),
+
+    // MARK: - Tests
+
+    /// Private buses, child processes and helpers shared by the test targets.
+    .target(
+      name: "TestSupport",
+      dependencies: ["DBus", "SystemSupport"],
+      path: "Tests/TestSupport"
+    ),
+    /// A small peer process for tests that need a second process on the bus.
+    .executableTarget(
+      name: "dbus-test-peer",
+      dependencies: ["DBus"],
+      path: "Tests/DBusTestPeer"
+    ),
+    .testTarget(
+      name: "DBusTests",
+      dependencies: ["DBus", "TestSupport", "SystemSupport", "dbus-test-peer"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)
+
+// Settings for every Swift target, one line each with its reason.
+for target in package.targets where target.type != .system && target.name != "CBaseline" {
+  var settings = target.swiftSettings ?? []
+  // SE-0335: existential types are spelled `any P`.
+  settings.append(.enableUpcomingFeature("ExistentialAny"))
+  // SE-0444: a file sees only the modules it imports.
+  settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+  // SE-0409: imports are internal unless marked, so C modules stay out of public API.
+  settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+  // SE-0461: nonisolated async functions run on the caller's actor.
+  settings.append(.enableUpcomingFeature("NonisolatedNonsendingByDefault"))
+  target.swiftSettings = settings
+}

@@ -1,0 +1,119 @@
+/// A method handler for an exported object: it receives the call and returns the reply's
+/// body, or throws a ``DBusError`` that is sent back as an error reply.
+public typealias MethodHandler = @Sendable (Message) async throws(DBusError) -> [DBusValue]
+
+/// An object this connection serves at a path.
+struct ExportedObject {
+  var interfaces: [InterfaceName: MethodHandler]
+  var introspection: [InterfaceName: String]
+}
+
+extension BusConnection {
+  /// Serves method calls for `interface` on the object at `path`.
+  ///
+  /// Each call runs `handler` in a new task; its result becomes the reply (unless the
+  /// caller asked for none). Calls to an interface the object does not have get
+  /// ``DBusError/Name/unknownInterface``. `org.freedesktop.DBus.Introspectable` is
+  /// answered from `introspectionXML` (the `<interface>` elements), and
+  /// `org.freedesktop.DBus.Peer` by libdbus.
+  ///
+  /// - Parameters:
+  ///   - path: The object path.
+  ///   - interface: The interface the handler serves.
+  ///   - introspectionXML: This interface's `<interface>` element, for introspection.
+  ///   - handler: Answers calls.
+  public func export(
+    at path: ObjectPath,
+    interface: InterfaceName,
+    introspectionXML: String? = nil,
+    handler: @escaping MethodHandler
+  ) {
+    var object = objects[path] ?? ExportedObject(interfaces: [:], introspection: [:])
+    object.interfaces[interface] = handler
+    object.introspection[interface] = introspectionXML
+    objects[path] = object
+  }
+
+  /// Stops serving `interface` at `path`, or every interface when `interface` is `nil`.
+  public func unexport(at path: ObjectPath, interface: InterfaceName? = nil) {
+    guard let interface else {
+      objects[path] = nil
+      return
+    }
+    objects[path]?.interfaces[interface] = nil
+    objects[path]?.introspection[interface] = nil
+    if objects[path]?.interfaces.isEmpty == true { objects[path] = nil }
+  }
+
+  func handleMethodCall(_ call: Message, object: ExportedObject) {
+    if call.interface?.rawValue == "org.freedesktop.DBus.Introspectable"
+      && call.member?.rawValue == "Introspect"
+    {
+      reply(to: call, with: .success([.string(Self.introspectionDocument(object))]))
+      return
+    }
+    let handler: MethodHandler?
+    if let interface = call.interface {
+      handler = object.interfaces[interface]
+    } else {
+      handler = object.interfaces.count == 1 ? object.interfaces.first?.value : nil
+    }
+    guard let handler else {
+      let name = call.interface?.rawValue ?? "(none)"
+      reply(
+        to: call,
+        with: .failure(
+          DBusError(
+            .unknownInterface,
+            "object \(call.path?.rawValue ?? "") has no interface '\(name)'")))
+      return
+    }
+    Task {
+      let result: Result<[DBusValue], DBusError>
+      do throws(DBusError) {
+        result = .success(try await handler(call))
+      } catch {
+        result = .failure(error)
+      }
+      self.reply(to: call, with: result)
+    }
+  }
+
+  private func reply(to call: Message, with result: Result<[DBusValue], DBusError>) {
+    guard !call.noReplyExpected else { return }
+    let reply: Message
+    switch result {
+    case .success(let body): reply = call.makeReply(body: body)
+    case .failure(let error):
+      var error = error
+      if !InterfaceName.isValid(error.name.rawValue) { error.name = .failed }
+      reply = call.makeErrorReply(error)
+    }
+    do {
+      try send(reply)
+    } catch {
+      try? send(call.makeErrorReply(error))
+    }
+  }
+
+  static func introspectionDocument(_ object: ExportedObject) -> String {
+    var document = """
+      <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+       "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+      <node>
+        <interface name="org.freedesktop.DBus.Introspectable">
+          <method name="Introspect"><arg name="xml_data" type="s" direction="out"/></method>
+        </interface>
+        <interface name="org.freedesktop.DBus.Peer">
+          <method name="Ping"/>
+          <method name="GetMachineId"><arg name="machine_uuid" type="s" direction="out"/></method>
+        </interface>
+
+      """
+    for (interface, xml) in object.introspection.sorted(by: { $0.key < $1.key }) {
+      _ = interface
+      document += xml + "\n"
+    }
+    return document + "</node>\n"
+  }
+}

@@ -1,0 +1,287 @@
+import CDBus
+import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One dedicated thread that runs a connection's jobs and drives its libdbus I/O.
+///
+/// The thread loops: it runs the jobs and closures queued for it, dispatches the
+/// messages libdbus has read, then waits in `poll(2)` on the descriptors libdbus asked
+/// to watch, a pipe that other threads write to wake it, and a timeout for the
+/// nearest libdbus timeout. It is the `SerialExecutor` of ``BusConnection``, so all code
+/// isolated to a connection runs here and libdbus objects have one owner.
+///
+/// libdbus calls its watch, timeout and dispatch-status functions from inside libdbus
+/// calls, which all happen on this thread; they only record what to poll.
+final class EventLoop: SerialExecutor, @unchecked Sendable {
+  // Safety of @unchecked Sendable: `queue` is the only state other threads touch, and a
+  // Mutex guards it; `threadID` is atomic. Every other stored property is read and
+  // written only on the loop thread: the libdbus callbacks and `run()` are the only
+  // users, and `preconditionInLoop()` checks the libdbus entry points.
+
+  private enum Work {
+    case job(UnownedJob)
+    case closure(@Sendable () -> Void)
+  }
+
+  private struct Queue {
+    var work: [Work] = []
+    var stopping = false
+  }
+
+  private let queue = Mutex(Queue())
+  private let threadID = Atomic<UInt>(0)
+  /// A non-blocking pipe: other threads write a byte to the write end to wake the loop.
+  private let wakeDescriptor: CInt
+  private let wakeWriteDescriptor: CInt
+
+  /// The libdbus watches: descriptors to poll. Loop thread only.
+  private var watches: [OpaquePointer] = []
+  /// The libdbus timeouts with their next deadline. Loop thread only.
+  private var timeouts: [(timeout: OpaquePointer, deadline: Int)] = []
+  /// Connections whose dispatch status said data remains. Loop thread only.
+  private var connectionsToDispatch: [OpaquePointer] = []
+
+  /// Creates a loop and starts its thread.
+  init(name: String) {
+    var ends: [CInt] = [-1, -1]
+    precondition(pipe(&ends) == 0, "pipe failed: \(Errno.current)")
+    for fd in ends {
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+    wakeDescriptor = ends[0]
+    wakeWriteDescriptor = ends[1]
+    let unmanaged = Unmanaged.passRetained(self)
+    var thread = pthread_t()
+    let result = pthread_create(
+      &thread, nil,
+      { context in
+        let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+        loop.run()
+        return nil
+      }, unmanaged.toOpaque())
+    precondition(result == 0, "pthread_create failed: \(Errno(rawValue: result))")
+    pthread_detach(thread)
+    threadID.store(UInt(thread), ordering: .releasing)
+    _ = name
+  }
+
+  deinit {
+    close(wakeDescriptor)
+    close(wakeWriteDescriptor)
+  }
+
+  // MARK: - SerialExecutor
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    submit(.job(UnownedJob(job)))
+  }
+
+  func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+    UnownedSerialExecutor(ordinary: self)
+  }
+
+  func checkIsolated() {
+    precondition(inLoop, "not on the connection's event loop thread")
+  }
+
+  /// Whether the calling thread is this loop's thread.
+  var inLoop: Bool {
+    let id = threadID.load(ordering: .acquiring)
+    return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
+  }
+
+  func preconditionInLoop() {
+    precondition(inLoop, "libdbus used off the connection's event loop thread")
+  }
+
+  /// Runs `body` on the loop thread, after the work already queued.
+  func execute(_ body: @escaping @Sendable () -> Void) {
+    submit(.closure(body))
+  }
+
+  /// Stops the loop after the work already queued; the thread then exits.
+  func stop() {
+    queue.withLock { $0.stopping = true }
+    wake()
+  }
+
+  private func submit(_ work: Work) {
+    let wasEmpty = queue.withLock { queue in
+      queue.work.append(work)
+      return queue.work.count == 1
+    }
+    if wasEmpty { wake() }
+  }
+
+  private func wake() {
+    var byte: UInt8 = 1
+    _ = write(wakeWriteDescriptor, &byte, 1)
+  }
+
+  // MARK: - The loop
+
+  private func run() {
+    var pollDescriptors: [pollfd] = []
+    var polledWatches: [OpaquePointer] = []
+    while true {
+      let (work, stopping) = queue.withLock { queue in
+        let work = queue.work
+        queue.work.removeAll(keepingCapacity: true)
+        return (work, queue.stopping)
+      }
+      for item in work {
+        switch item {
+        case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+        case .closure(let body): body()
+        }
+      }
+      if stopping && work.isEmpty { return }
+      let dispatchedEverything = dispatchPending()
+
+      let hasWork = !dispatchedEverything || queue.withLock { !$0.work.isEmpty }
+      pollDescriptors.removeAll(keepingCapacity: true)
+      polledWatches.removeAll(keepingCapacity: true)
+      pollDescriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
+      for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+        let flags = dbus_watch_get_flags(watch)
+        var events: Int16 = 0
+        if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+        pollDescriptors.append(
+          pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+        polledWatches.append(watch)
+      }
+      let now = MonotonicClock.now
+      var timeoutMilliseconds: CInt = hasWork ? 0 : -1
+      if !hasWork, let nearest = timeouts.map(\.deadline).min() {
+        timeoutMilliseconds = CInt(clamping: max(0, (nearest - now + 999_999) / 1_000_000))
+      }
+      let ready = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeoutMilliseconds)
+      if ready < 0 && errno != EINTR {
+        preconditionFailure("poll failed: \(Errno.current)")
+      }
+      if ready > 0 {
+        if pollDescriptors[0].revents != 0 {
+          var drain = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+          while read(wakeDescriptor, &drain, 32) == 32 {}
+        }
+        for (index, watch) in polledWatches.enumerated() {
+          let revents = pollDescriptors[index + 1].revents
+          guard revents != 0, watches.contains(watch) else { continue }
+          var flags: UInt32 = 0
+          if revents & Int16(POLLIN) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
+          if revents & Int16(POLLOUT) != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
+          if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
+          if revents & Int16(POLLERR | POLLNVAL) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
+          _ = dbus_watch_handle(watch, flags)
+        }
+      }
+      fireTimeouts()
+    }
+  }
+
+  /// Dispatches queued messages, a bounded number per connection so that jobs and I/O
+  /// keep their turn under a flood.
+  ///
+  /// - Returns: Whether every connection's queue is now empty.
+  private func dispatchPending() -> Bool {
+    guard !connectionsToDispatch.isEmpty else { return true }
+    let connections = connectionsToDispatch
+    connectionsToDispatch.removeAll(keepingCapacity: true)
+    var allDone = true
+    for connection in connections {
+      var budget = 512
+      while budget > 0 && dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {
+        budget -= 1
+      }
+      if budget == 0 {
+        allDone = false
+        if !connectionsToDispatch.contains(connection) { connectionsToDispatch.append(connection) }
+      }
+    }
+    return allDone && connectionsToDispatch.isEmpty
+  }
+
+  private func fireTimeouts() {
+    guard !timeouts.isEmpty else { return }
+    let now = MonotonicClock.now
+    let due = timeouts.filter { $0.deadline <= now }.map(\.timeout)
+    for timeout in due {
+      guard let index = timeouts.firstIndex(where: { $0.timeout == timeout }) else { continue }
+      timeouts[index].deadline = now + Int(dbus_timeout_get_interval(timeout)) * 1_000_000
+      _ = dbus_timeout_handle(timeout)
+    }
+  }
+
+  // MARK: - libdbus integration
+
+  /// Installs this loop's watch, timeout, dispatch-status and wakeup functions on a
+  /// connection. Call on the loop thread, right after opening the connection.
+  func attach(_ connection: OpaquePointer) {
+    preconditionInLoop()
+    let me = Unmanaged.passUnretained(self).toOpaque()
+    dbus_connection_set_watch_functions(
+      connection,
+      { watch, data in
+        EventLoop.from(data).watches.append(watch!)
+        return 1
+      },
+      { watch, data in EventLoop.from(data).watches.removeAll { $0 == watch } },
+      { _, _ in },  // enabled state is read before every poll
+      me, nil)
+    dbus_connection_set_timeout_functions(
+      connection,
+      { timeout, data in
+        EventLoop.from(data).addTimeout(timeout!)
+        return 1
+      },
+      { timeout, data in EventLoop.from(data).timeouts.removeAll { $0.timeout == timeout } },
+      { timeout, data in
+        let loop = EventLoop.from(data)
+        loop.timeouts.removeAll { $0.timeout == timeout }
+        loop.addTimeout(timeout!)
+      },
+      me, nil)
+    dbus_connection_set_dispatch_status_function(
+      connection,
+      { connection, status, data in
+        guard status == DBUS_DISPATCH_DATA_REMAINS, let connection else { return }
+        let loop = EventLoop.from(data)
+        if !loop.connectionsToDispatch.contains(connection) {
+          loop.connectionsToDispatch.append(connection)
+        }
+      }, me, nil)
+    dbus_connection_set_wakeup_main_function(
+      connection, { data in EventLoop.from(data).wake() }, me, nil)
+    if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
+      connectionsToDispatch.append(connection)
+    }
+  }
+
+  /// Forgets a connection that has been closed.
+  func detach(_ connection: OpaquePointer) {
+    preconditionInLoop()
+    dbus_connection_set_dispatch_status_function(connection, nil, nil, nil)
+    dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
+    dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
+    dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
+    connectionsToDispatch.removeAll { $0 == connection }
+  }
+
+  private func addTimeout(_ timeout: OpaquePointer) {
+    guard dbus_timeout_get_enabled(timeout) != 0 else { return }
+    let interval = Int(dbus_timeout_get_interval(timeout)) * 1_000_000
+    timeouts.append((timeout, MonotonicClock.now + interval))
+  }
+
+  private static func from(_ data: UnsafeMutableRawPointer?) -> EventLoop {
+    Unmanaged<EventLoop>.fromOpaque(data!).takeUnretainedValue()
+  }
+}

@@ -1,0 +1,231 @@
+import CDBus
+
+/// Converts between ``Message`` values and libdbus `DBusMessage` objects.
+///
+/// Every function here works on a message it creates or was handed, on the calling
+/// thread, and never stores the pointer; a `DBusMessage` has no lock, but one that no
+/// other thread can reach needs none.
+enum MessageCoding {
+  /// Builds a libdbus message from `message`; the caller owns the returned reference.
+  ///
+  /// - Throws: ``DBusError`` when the message is malformed. Everything libdbus would
+  ///   refuse with a fatal check failure is caught here first.
+  static func makeRaw(_ message: Message) throws(DBusError) -> OpaquePointer {
+    try message.validate()
+    let type: CInt =
+      switch message.kind {
+      case .methodCall: DBUS_MESSAGE_TYPE_METHOD_CALL
+      case .methodReturn: DBUS_MESSAGE_TYPE_METHOD_RETURN
+      case .error: DBUS_MESSAGE_TYPE_ERROR
+      case .signal: DBUS_MESSAGE_TYPE_SIGNAL
+      }
+    guard let raw = dbus_message_new(type) else { throw DBusError(.noMemory, "out of memory") }
+    var ok = true
+    if let path = message.path { ok = ok && dbus_message_set_path(raw, path.rawValue) != 0 }
+    if let interface = message.interface {
+      ok = ok && dbus_message_set_interface(raw, interface.rawValue) != 0
+    }
+    if let member = message.member { ok = ok && dbus_message_set_member(raw, member.rawValue) != 0 }
+    if let errorName = message.errorName {
+      ok = ok && dbus_message_set_error_name(raw, errorName.rawValue) != 0
+    }
+    if let destination = message.destination {
+      ok = ok && dbus_message_set_destination(raw, destination.rawValue) != 0
+    }
+    if let sender = message.sender { ok = ok && dbus_message_set_sender(raw, sender.rawValue) != 0 }
+    if message.replySerial != 0 { ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0 }
+    if message.serial != 0 { dbus_message_set_serial(raw, message.serial) }
+    dbus_message_set_no_reply(raw, message.noReplyExpected ? 1 : 0)
+    dbus_message_set_auto_start(raw, message.noAutoStart ? 0 : 1)
+    var iter = DBusMessageIter()
+    dbus_message_iter_init_append(raw, &iter)
+    for value in message.body where ok { ok = append(value, to: &iter) }
+    guard ok else {
+      dbus_message_unref(raw)
+      throw DBusError(.noMemory, "out of memory while building a message")
+    }
+    return raw
+  }
+
+  private static func append(_ value: DBusValue, to iter: inout DBusMessageIter) -> Bool {
+    func basic<T: BitwiseCopyable>(_ type: CInt, _ value: T) -> Bool {
+      var copy = value
+      return dbus_message_iter_append_basic(&iter, type, &copy) != 0
+    }
+    switch value {
+    case .byte(let v): return basic(CDBus_TYPE_BYTE, v)
+    case .boolean(let v): return basic(CDBus_TYPE_BOOLEAN, dbus_bool_t(v ? 1 : 0))
+    case .int16(let v): return basic(CDBus_TYPE_INT16, v)
+    case .uint16(let v): return basic(CDBus_TYPE_UINT16, v)
+    case .int32(let v): return basic(CDBus_TYPE_INT32, v)
+    case .uint32(let v): return basic(CDBus_TYPE_UINT32, v)
+    case .int64(let v): return basic(CDBus_TYPE_INT64, v)
+    case .uint64(let v): return basic(CDBus_TYPE_UINT64, v)
+    case .double(let v): return basic(CDBus_TYPE_DOUBLE, v)
+    case .string(let v): return CDBus_iter_append_string(&iter, CDBus_TYPE_STRING, v) != 0
+    case .objectPath(let v):
+      return CDBus_iter_append_string(&iter, CDBus_TYPE_OBJECT_PATH, v.rawValue) != 0
+    case .signature(let v):
+      return CDBus_iter_append_string(&iter, CDBus_TYPE_SIGNATURE, v.rawValue) != 0
+    case .bytes(let bytes):
+      return container(CDBus_TYPE_ARRAY, "y", &iter) { sub in
+        bytes.withUnsafeBufferPointer {
+          CDBus_iter_append_bytes(&sub, $0.baseAddress, CInt($0.count)) != 0
+        }
+      }
+    case .array(let element, let values):
+      return container(CDBus_TYPE_ARRAY, element.rawValue, &iter) { sub in
+        values.allSatisfy { append($0, to: &sub) }
+      }
+    case .dictionary(let key, let valueType, let entries):
+      return container(CDBus_TYPE_ARRAY, "{" + key.rawValue + valueType.rawValue + "}", &iter) {
+        sub in
+        entries.allSatisfy { entry in
+          container(CDBus_TYPE_DICT_ENTRY, nil, &sub) { pair in
+            append(entry.key, to: &pair) && append(entry.value, to: &pair)
+          }
+        }
+      }
+    case .structure(let fields):
+      return container(CDBus_TYPE_STRUCT, nil, &iter) { sub in
+        fields.allSatisfy { append($0, to: &sub) }
+      }
+    case .variant(let inner):
+      return container(CDBus_TYPE_VARIANT, inner.signatureString, &iter) { sub in
+        append(inner, to: &sub)
+      }
+    }
+  }
+
+  private static func container(
+    _ type: CInt, _ signature: String?, _ iter: inout DBusMessageIter,
+    _ body: (inout DBusMessageIter) -> Bool
+  ) -> Bool {
+    var sub = DBusMessageIter()
+    let opened =
+      if let signature {
+        dbus_message_iter_open_container(&iter, type, signature, &sub)
+      } else {
+        dbus_message_iter_open_container(&iter, type, nil, &sub)
+      }
+    guard opened != 0 else { return false }
+    guard body(&sub) else {
+      dbus_message_iter_abandon_container(&iter, &sub)
+      return false
+    }
+    return dbus_message_iter_close_container(&iter, &sub) != 0
+  }
+
+  /// Reads a libdbus message into a value. libdbus has already validated every message
+  /// it receives or demarshals, so names are taken as valid.
+  static func decode(_ raw: OpaquePointer) -> Message {
+    func string(_ pointer: UnsafePointer<CChar>?) -> String? {
+      pointer.map { String(cString: $0) }
+    }
+    let kind: Message.Kind =
+      switch dbus_message_get_type(raw) {
+      case DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
+      case DBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
+      case DBUS_MESSAGE_TYPE_ERROR: .error
+      default: .signal
+      }
+    var message = Message(
+      kind: kind,
+      path: string(dbus_message_get_path(raw)).map(ObjectPath.init(unchecked:)),
+      interface: string(dbus_message_get_interface(raw)).map(InterfaceName.init(unchecked:)),
+      member: string(dbus_message_get_member(raw)).map(MemberName.init(unchecked:)),
+      errorName: string(dbus_message_get_error_name(raw)).map(DBusError.Name.init(rawValue:)),
+      destination: string(dbus_message_get_destination(raw)).map(BusName.init(unchecked:)),
+      sender: string(dbus_message_get_sender(raw)).map(BusName.init(unchecked:)),
+      serial: dbus_message_get_serial(raw),
+      replySerial: dbus_message_get_reply_serial(raw),
+      noReplyExpected: dbus_message_get_no_reply(raw) != 0,
+      noAutoStart: dbus_message_get_auto_start(raw) == 0)
+    var iter = DBusMessageIter()
+    if dbus_message_iter_init(raw, &iter) != 0 {
+      message.body = readAll(&iter)
+    }
+    return message
+  }
+
+  private static func readAll(_ iter: inout DBusMessageIter) -> [DBusValue] {
+    var values: [DBusValue] = []
+    while dbus_message_iter_get_arg_type(&iter) != CDBus_TYPE_INVALID {
+      values.append(read(&iter))
+      dbus_message_iter_next(&iter)
+    }
+    return values
+  }
+
+  private static func signature(of iter: inout DBusMessageIter) -> String {
+    guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
+    defer { dbus_free(raw) }
+    return String(cString: raw)
+  }
+
+  private static func read(_ iter: inout DBusMessageIter) -> DBusValue {
+    func basic<T: BitwiseCopyable>(_ initial: T) -> T {
+      var value = initial
+      dbus_message_iter_get_basic(&iter, &value)
+      return value
+    }
+    let type = dbus_message_iter_get_arg_type(&iter)
+    switch type {
+    case CDBus_TYPE_BYTE: return .byte(basic(UInt8(0)))
+    case CDBus_TYPE_BOOLEAN: return .boolean(basic(dbus_bool_t(0)) != 0)
+    case CDBus_TYPE_INT16: return .int16(basic(Int16(0)))
+    case CDBus_TYPE_UINT16: return .uint16(basic(UInt16(0)))
+    case CDBus_TYPE_INT32: return .int32(basic(Int32(0)))
+    case CDBus_TYPE_UINT32: return .uint32(basic(UInt32(0)))
+    case CDBus_TYPE_INT64: return .int64(basic(Int64(0)))
+    case CDBus_TYPE_UINT64: return .uint64(basic(UInt64(0)))
+    case CDBus_TYPE_DOUBLE: return .double(basic(Double(0)))
+    case CDBus_TYPE_STRING: return .string(String(cString: CDBus_iter_get_string(&iter)))
+    case CDBus_TYPE_OBJECT_PATH:
+      return .objectPath(ObjectPath(unchecked: String(cString: CDBus_iter_get_string(&iter))))
+    case CDBus_TYPE_SIGNATURE:
+      return .signature(Signature(unchecked: String(cString: CDBus_iter_get_string(&iter))))
+    case CDBus_TYPE_UNIX_FD:
+      // Descriptors are not passed on; the index alone carries no meaning here.
+      return .uint32(basic(UInt32(0)))
+    case CDBus_TYPE_VARIANT:
+      var sub = DBusMessageIter()
+      dbus_message_iter_recurse(&iter, &sub)
+      return .variant(read(&sub))
+    case CDBus_TYPE_STRUCT:
+      var sub = DBusMessageIter()
+      dbus_message_iter_recurse(&iter, &sub)
+      return .structure(readAll(&sub))
+    case CDBus_TYPE_ARRAY:
+      let arraySignature = signature(of: &iter)
+      let element = String(arraySignature.dropFirst())
+      var sub = DBusMessageIter()
+      dbus_message_iter_recurse(&iter, &sub)
+      if element == "y" {
+        var count: CInt = 0
+        let pointer = CDBus_iter_get_bytes(&sub, &count)
+        let bytes = pointer.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
+        return .bytes(bytes)
+      }
+      if element.utf8.first == UInt8(ascii: "{") {
+        let inner = element.dropFirst().dropLast()
+        let key = String(inner.prefix(1))
+        let valueType = String(inner.dropFirst())
+        var entries: [DBusValue.DictionaryEntry] = []
+        while dbus_message_iter_get_arg_type(&sub) == CDBus_TYPE_DICT_ENTRY {
+          var pair = DBusMessageIter()
+          dbus_message_iter_recurse(&sub, &pair)
+          let key = read(&pair)
+          dbus_message_iter_next(&pair)
+          entries.append(.init(key, read(&pair)))
+          dbus_message_iter_next(&sub)
+        }
+        return .dictionary(
+          keyType: Signature(unchecked: key), valueType: Signature(unchecked: valueType), entries)
+      }
+      return .array(elementType: Signature(unchecked: element), readAll(&sub))
+    default:
+      return .structure([])
+    }
+  }
+}

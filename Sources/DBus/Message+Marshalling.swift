@@ -1,0 +1,67 @@
+import CDBus
+
+extension Message {
+  /// The message in the D-Bus wire format, as `dbus_message_marshal` writes it and
+  /// `g_dbus_message_new_from_blob` reads it.
+  ///
+  /// A message that has not been sent has no serial; it is marshalled with serial 1,
+  /// since the wire format does not allow zero.
+  ///
+  /// - Throws: ``DBusError`` when the message is malformed.
+  ///
+  /// The corresponding libdbus function is `dbus_message_marshal`.
+  public func marshalled() throws(DBusError) -> [UInt8] {
+    var message = self
+    if message.serial == 0 { message.serial = 1 }
+    let raw = try MessageCoding.makeRaw(message)
+    defer { dbus_message_unref(raw) }
+    var buffer: UnsafeMutablePointer<CChar>?
+    var length: CInt = 0
+    guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else {
+      throw DBusError(.noMemory, "out of memory while marshalling a message")
+    }
+    defer { dbus_free(buffer) }
+    return buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+    }
+  }
+
+  /// Reads a message in the D-Bus wire format, validating all of it.
+  ///
+  /// - Parameter bytes: Exactly one marshalled message; untrusted input is fine.
+  /// - Throws: ``DBusError`` with name ``DBusError/Name/invalidArgs`` saying what is
+  ///   wrong with the bytes.
+  ///
+  /// The corresponding libdbus function is `dbus_message_demarshal`.
+  public init(marshalled bytes: [UInt8]) throws(DBusError) {
+    guard bytes.count >= 16 else {
+      throw DBusError(
+        .invalidArgs, "a marshalled message is at least 16 bytes long; got \(bytes.count)")
+    }
+    let needed = bytes.withUnsafeBufferPointer {
+      $0.withMemoryRebound(to: CChar.self) {
+        dbus_message_demarshal_bytes_needed($0.baseAddress, CInt(clamping: $0.count))
+      }
+    }
+    guard needed == bytes.count else {
+      throw DBusError(
+        .invalidArgs,
+        needed < 0
+          ? "the bytes do not start with a valid message header"
+          : "the header announces \(needed) bytes but \(bytes.count) were given")
+    }
+    var error = CDBus.DBusError()
+    dbus_error_init(&error)
+    defer { dbus_error_free(&error) }
+    let raw = bytes.withUnsafeBufferPointer {
+      $0.withMemoryRebound(to: CChar.self) {
+        dbus_message_demarshal($0.baseAddress, CInt($0.count), &error)
+      }
+    }
+    guard let raw else {
+      throw DBusError(.invalidArgs, "invalid marshalled message: \(String(cString: error.message))")
+    }
+    defer { dbus_message_unref(raw) }
+    self = MessageCoding.decode(raw)
+  }
+}

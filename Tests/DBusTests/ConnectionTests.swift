@@ -1,0 +1,311 @@
+import DBus
+import Glibc
+import Synchronization
+import TestSupport
+import Testing
+
+/// Collects messages delivered on a connection's thread, for tests to wait on.
+final class Inbox: Sendable {
+  private let messages = Mutex<[Message]>([])
+
+  func append(_ message: Message) { messages.withLock { $0.append(message) } }
+
+  var all: [Message] { messages.withLock { $0 } }
+
+  /// Waits until at least `count` messages arrived, or `seconds` pass.
+  func wait(for count: Int, seconds: Double = 10) async -> [Message] {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+      let current = all
+      if current.count >= count { return current }
+      try? await Task.sleep(for: .milliseconds(2))
+    }
+    return all
+  }
+}
+
+let testPath: ObjectPath = "/org/notifybus/Test"
+let testInterface: InterfaceName = "org.notifybus.Test"
+
+func tick(_ tag: String, _ sequence: UInt64) -> Message {
+  .signal(
+    path: testPath, interface: testInterface, member: "Tick",
+    body: [.string(tag), .uint64(sequence)])
+}
+
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+struct ConnectionTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  func connect() async throws -> BusConnection {
+    try await BusConnection.connect(to: .address(bus.address))
+  }
+
+  @Test func connectsAndGetsAUniqueName() async throws {
+    let connection = try await connect()
+    let name = try #require(await connection.uniqueName)
+    #expect(name.isUnique)
+    #expect(await connection.state == .connected(uniqueName: name))
+    await connection.close()
+    #expect(await connection.state == .closed)
+  }
+
+  @Test func twoConnectionsExchangeSignals() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    let rule = MatchRule.signal(interface: testInterface, member: "Tick", arg0: "hello")
+    let subscription = try await receiver.subscribe(rule) { inbox.append($0) }
+    try sender.send(tick("other", 0))
+    try sender.send(tick("hello", 1))
+    let received = await inbox.wait(for: 1)
+    #expect(received.count == 1)
+    let message = try #require(received.first)
+    #expect(message.body == [.string("hello"), .uint64(1)])
+    #expect(message.sender == (await sender.uniqueName))
+    #expect(message.path == testPath)
+    await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+  }
+
+  @Test func signalSequenceDeliversAndEnds() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let signals = try await receiver.signals(matching: .signal(interface: testInterface))
+    for sequence in 0..<3 { try sender.send(tick("s", UInt64(sequence))) }
+    var seen: [UInt64] = []
+    for await message in signals {
+      seen.append(message.body[1].uint64Value ?? 99)
+      if seen.count == 3 { break }
+    }
+    #expect(seen == [0, 1, 2])
+    await receiver.close()
+    await sender.close()
+  }
+
+  @Test func tenTasksSendingAThousandEachAllArriveInOrder() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    _ = try await receiver.subscribe(.signal(interface: testInterface, member: "Tick")) {
+      inbox.append($0)
+    }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<10 {
+        group.addTask {
+          for sequence in 0..<1000 { try sender.send(tick("task\(task)", UInt64(sequence))) }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let received = await inbox.wait(for: 10_000, seconds: 30)
+    #expect(received.count == 10_000)
+    var next: [String: UInt64] = [:]
+    var outOfOrder = 0
+    for message in received {
+      let tag = message.body[0].stringValue ?? ""
+      let sequence = message.body[1].uint64Value ?? 0
+      if sequence != next[tag, default: 0] { outOfOrder += 1 }
+      next[tag] = sequence + 1
+    }
+    #expect(outOfOrder == 0)
+    #expect(next.count == 10)
+    #expect(next.values.allSatisfy { $0 == 1000 })
+    await sender.close()
+    await receiver.close()
+  }
+
+  @Test func methodCallRoundTripAndErrorReply() async throws {
+    let server = try await connect()
+    let client = try await connect()
+    await server.export(at: "/org/notifybus/Calc", interface: "org.notifybus.Calc") {
+      (call) throws(DBusError) in
+      switch call.member?.rawValue {
+      case "Add":
+        guard case .int32(let a)? = call.body.first, case .int32(let b)? = call.body.last else {
+          throw DBusError(.invalidArgs, "Add takes two int32 values")
+        }
+        return [.int32(a + b)]
+      default:
+        throw DBusError(.unknownMethod, "no method \(call.member?.rawValue ?? "")")
+      }
+    }
+    let destination = try #require(await server.uniqueName)
+    let reply = try await client.call(
+      .methodCall(
+        destination: destination, path: "/org/notifybus/Calc", interface: "org.notifybus.Calc",
+        member: "Add", body: [.int32(2), .int32(40)]))
+    #expect(reply.body == [.int32(42)])
+    #expect(reply.kind == .methodReturn)
+
+    let error = await #expect(throws: DBusError.self) {
+      _ = try await client.call(
+        .methodCall(
+          destination: destination, path: "/org/notifybus/Calc", interface: "org.notifybus.Calc",
+          member: "Add", body: [.string("two")]))
+    }
+    #expect(error?.name == .invalidArgs)
+    #expect(error?.message == "Add takes two int32 values")
+
+    let unknown = await #expect(throws: DBusError.self) {
+      _ = try await client.call(
+        .methodCall(
+          destination: destination, path: "/org/notifybus/Nothing", interface: "org.notifybus.Calc",
+          member: "Add"))
+    }
+    #expect(unknown?.name == .unknownMethod)
+    await server.close()
+    await client.close()
+  }
+
+  @Test func callTimesOutWhenNobodyAnswers() async throws {
+    let server = try await connect()
+    let client = try await connect()
+    await server.export(at: "/slow", interface: "org.notifybus.Slow") { _ in
+      try? await Task.sleep(for: .seconds(5))
+      return []
+    }
+    let destination = try #require(await server.uniqueName)
+    let error = await #expect(throws: DBusError.self) {
+      _ = try await client.call(
+        .methodCall(destination: destination, path: "/slow", interface: "org.notifybus.Slow", member: "Wait"),
+        timeout: .milliseconds(200))
+    }
+    #expect(error?.name == .noReply)
+    await server.close()
+    await client.close()
+  }
+
+  @Test func introspectionListsTheExportedInterface() async throws {
+    let server = try await connect()
+    let client = try await connect()
+    let xml = #"<interface name="org.notifybus.Calc"><method name="Add"/></interface>"#
+    await server.export(at: "/calc", interface: "org.notifybus.Calc", introspectionXML: xml) { _ in [] }
+    let destination = try #require(await server.uniqueName)
+    let reply = try await client.call(
+      .methodCall(
+        destination: destination, path: "/calc",
+        interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"))
+    let document = try #require(reply.body.first?.stringValue)
+    #expect(document.contains(xml))
+    #expect(document.hasPrefix("<!DOCTYPE node"))
+  }
+
+  @Test func requestNameAndCredentials() async throws {
+    let first = try await connect()
+    let second = try await connect()
+    #expect(try await first.requestName("org.notifybus.TestName") == .primaryOwner)
+    #expect(try await second.requestName("org.notifybus.TestName") == .exists)
+    #expect(try await second.owner(of: "org.notifybus.TestName") == (await first.uniqueName))
+    let me = try #require(await first.uniqueName)
+    let credentials = try await second.credentials(of: me)
+    #expect(credentials.userID == getuid())
+    #expect(credentials.processID == UInt32(getpid()))
+    #expect(try await second.unixUser(of: me) == getuid())
+    try await first.releaseName("org.notifybus.TestName")
+    let error = await #expect(throws: DBusError.self) {
+      _ = try await second.owner(of: "org.notifybus.TestName")
+    }
+    #expect(error?.name == .nameHasNoOwner)
+  }
+
+  @Test func oneMatchRulePerDistinctRuleRemovedWithTheLastSubscriber() async throws {
+    let connection = try await connect()
+    let observer = try await connect()
+    let rule = MatchRule.signal(interface: testInterface, member: "Tick")
+    let subscriptions = try await (0..<5).asyncMap { _ in
+      try await connection.subscribe(rule) { _ in }
+    }
+    let me = try #require(await connection.uniqueName)
+    #expect(try await matchRules(of: me, via: observer) == 1)
+    #expect(await connection.matchRuleCount == 1)
+    for subscription in subscriptions.dropLast() { await subscription.cancel() }
+    #expect(try await matchRules(of: me, via: observer) == 1)
+    await subscriptions.last?.cancel()
+    try await connection.flush()
+    #expect(try await matchRules(of: me, via: observer) == 0)
+    #expect(await connection.matchRuleCount == 0)
+  }
+
+  @Test func reconnectsAfterTheBusRestarts() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    _ = try await receiver.subscribe(.signal(interface: testInterface, member: "Tick")) {
+      inbox.append($0)
+    }
+    let firstBus = try await receiver.busID()
+    bus.kill()
+    try await Task.sleep(for: .milliseconds(100))
+    try bus.start()
+    let restarted = ContinuousClock.now
+    var back = false
+    while ContinuousClock.now - restarted < .seconds(2) {
+      if case .connected = await receiver.state, case .connected = await sender.state {
+        back = true
+        break
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(back, "not reconnected within 2 s of the restart")
+    #expect(try await receiver.busID() != firstBus)
+    try await receiver.flush()
+    try sender.send(tick("after", 7))
+    let received = await inbox.wait(for: 1, seconds: 5)
+    #expect(received.last?.body == [.string("after"), .uint64(7)])
+  }
+
+  @Test func stateChangesReportTheRestart() async throws {
+    let connection = try await connect()
+    let states = Inbox()
+    let id = await connection.addStateObserver { state in
+      if case .reconnecting = state { states.append(tick("reconnecting", 0)) }
+      if case .connected = state { states.append(tick("connected", 0)) }
+    }
+    bus.kill()
+    try bus.start()
+    let deadline = ContinuousClock.now + .seconds(5)
+    while states.all.last?.body.first != "connected" && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    let seen = states.all
+    #expect(seen.first?.body.first == "reconnecting")
+    #expect(seen.last?.body.first == "connected")
+    await connection.removeStateObserver(id)
+  }
+
+  @Test func messagesFromAnotherProcessArriveInOrder() async throws {
+    let receiver = try await connect()
+    let inbox = Inbox()
+    _ = try await receiver.subscribe(.signal(interface: testInterface, member: "Tick")) {
+      inbox.append($0)
+    }
+    let result = try Products.run("dbus-test-peer", ["emit", bus.address.rawValue, "500", "peer"])
+    #expect(result.status == 0, "\(result)")
+    let received = await inbox.wait(for: 500)
+    #expect(received.map { $0.body[1].uint64Value ?? 0 } == (0..<500).map(UInt64.init))
+  }
+}
+
+/// How many match rules the bus holds for connection `name`, from the daemon's own
+/// statistics (`org.freedesktop.DBus.Debug.Stats`).
+func matchRules(of name: BusName, via connection: BusConnection) async throws -> Int {
+  let reply = try await connection.call(
+    .methodCall(
+      destination: .bus, path: "/org/freedesktop/DBus",
+      interface: "org.freedesktop.DBus.Debug.Stats", member: "GetConnectionStats",
+      body: [.string(name.rawValue)]))
+  let stats = try #require(reply.body.first?.stringDictionary)
+  return Int(try #require(stats["MatchRules"]?.uint64Value))
+}
+
+extension Sequence {
+  func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+    var result: [T] = []
+    for element in self { result.append(try await transform(element)) }
+    return result
+  }
+}

@@ -15,7 +15,9 @@ let package = Package(
   targets: [
     // MARK: - C system libraries
 
-    /// libdbus-1, through pkg-config. Only `DBus` imports it.
+    /// libdbus-1, through pkg-config.
+    ///
+    /// Only `DBus` imports it.
     .systemLibrary(
       name: "CDBus",
       pkgConfig: "dbus-1",
@@ -24,10 +26,14 @@ let package = Package(
 
     // MARK: - Libraries
 
-    /// `package`-level POSIX helpers: errno, environment, child processes. No Foundation.
+    /// `package`-level POSIX helpers: errno, environment, child processes.
+    ///
+    /// No Foundation.
     .target(name: "SystemSupport"),
-    /// The only Swift code that calls libdbus: connections, messages, names, match rules,
-    /// the embedded bus. No Foundation.
+    /// The only Swift code that calls libdbus: connections, messages, names, match rules, the
+    /// embedded bus.
+    ///
+    /// No Foundation.
     .target(name: "DBus", dependencies: ["CDBus", "SystemSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)

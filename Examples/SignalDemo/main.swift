@@ -42,7 +42,8 @@ do {
   let app = try await BusConnection.connect(to: bus)
   let address = await app.address?.rawValue ?? "?"
   let which =
-    address == EmbeddedBus.address.rawValue ? "the embedded bus (\(EmbeddedBus.socketPath))" : address
+    address == EmbeddedBus.address.rawValue
+    ? "the embedded bus (\(EmbeddedBus.socketPath))" : address
   print("app:       connected to \(which) as \(await app.uniqueName?.rawValue ?? "?")")
 
   let doorbell = try await app.signals(matching: .signal(interface: interface, member: "Ring"))
@@ -54,7 +55,10 @@ do {
     try extensionProcess.send(
       .signal(
         path: path, interface: interface, member: "Ring",
-        body: [.string("group.example.saved"), .uint64(UInt64(number)), .int64(Int64(MonotonicClock.now))]))
+        body: [
+          .string("group.example.saved"), .uint64(UInt64(number)),
+          .int64(Int64(MonotonicClock.now)),
+        ]))
   }
   print("extension: rang \(count) times")
 
@@ -64,7 +68,9 @@ do {
     let sent = ring.body.count > 2 ? ring.body[2].int64Value ?? 0 : 0
     let micros = Double(MonotonicClock.now - Int(sent)) / 1000
     let name = ring.body.first?.stringValue ?? "?"
-    print("app:       heard #\(heard) '\(name)' from \(ring.sender?.rawValue ?? "?") after \(Int(micros)) µs")
+    print(
+      "app:       heard #\(heard) '\(name)' from \(ring.sender?.rawValue ?? "?") after \(Int(micros)) µs"
+    )
     if heard == count { break }
   }
   await extensionProcess.close()

@@ -48,7 +48,9 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
-  /// The addresses to try, in order, for this choice. May start the embedded bus.
+  /// The addresses to try, in order, for this choice.
+  ///
+  /// May start the embedded bus.
   ///
   /// - Throws: ``DBusError`` when an address from the environment is malformed, when
   ///   there is no session bus for ``session``, or when the embedded bus cannot start.
@@ -66,7 +68,8 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
       guard let address = try Self.sessionAddress() else {
         throw DBusError(
           .noServer,
-          "no session bus: DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is not a socket")
+          "no session bus: DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is not a socket"
+        )
       }
       return [Candidate(address: address, fallsThrough: false)]
     case .automatic:

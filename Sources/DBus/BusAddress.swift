@@ -79,7 +79,8 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
           }
           let rawValue = pair[pair.index(after: equals)...]
           guard let value = Self.unescape(rawValue) else {
-            throw fail("the value of '\(key)' has a bad %-escape or a character that must be escaped")
+            throw fail(
+              "the value of '\(key)' has a bad %-escape or a character that must be escaped")
           }
           parameters.append((key, value))
         }
@@ -136,7 +137,8 @@ public struct BusAddress: Hashable, Sendable, CustomStringConvertible {
     var iterator = text.utf8.makeIterator()
     while let byte = iterator.next() {
       if byte == UInt8(ascii: "%") {
-        guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue)
+        guard let high = iterator.next().flatMap(hexValue),
+          let low = iterator.next().flatMap(hexValue)
         else { return nil }
         bytes.append(high << 4 | low)
       } else if isOptionallyEscaped(byte) {

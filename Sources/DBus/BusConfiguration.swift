@@ -12,7 +12,9 @@ package enum BusConfiguration {
   package static func embedded(
     socketPath: String, serviceDirectory: String, pidFile: String? = nil
   ) -> String {
-    let pidFile = pidFile ?? (socketPath.split(separator: "/").dropLast().map { "/" + $0 }.joined() + "/bus.pid")
+    let pidFile =
+      pidFile
+      ?? (socketPath.split(separator: "/").dropLast().map { "/" + $0 }.joined() + "/bus.pid")
     return """
       <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
        "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">

@@ -4,12 +4,15 @@ public struct RequestNameFlags: OptionSet, Hashable, Sendable {
   public init(rawValue: UInt32) { self.rawValue = rawValue }
 
   /// Let another connection that asks with ``replaceExisting`` take the name.
+  ///
   /// The corresponding libdbus constant is `DBUS_NAME_FLAG_ALLOW_REPLACEMENT`.
   public static let allowReplacement = RequestNameFlags(rawValue: 1)
   /// Take the name from its owner if the owner allowed replacement.
+  ///
   /// The corresponding libdbus constant is `DBUS_NAME_FLAG_REPLACE_EXISTING`.
   public static let replaceExisting = RequestNameFlags(rawValue: 2)
   /// Fail instead of waiting in the queue when the name is taken.
+  ///
   /// The corresponding libdbus constant is `DBUS_NAME_FLAG_DO_NOT_QUEUE`.
   public static let doNotQueue = RequestNameFlags(rawValue: 4)
 }
@@ -35,8 +38,9 @@ public struct PeerCredentials: Hashable, Sendable {
 }
 
 extension BusConnection {
-  /// Asks the bus for a well-known name. Owned names are requested again after a
-  /// reconnection.
+  /// Asks the bus for a well-known name.
+  ///
+  /// Owned names are requested again after a reconnection.
   ///
   /// - Returns: The bus's answer.
   /// - Throws: ``DBusError`` when the bus refuses (for example ``DBusError/Name/accessDenied``).

@@ -12,13 +12,16 @@ struct RuleEntry {
   let added: Task<Result<Void, DBusError>, Never>
 }
 
-/// A subscription made with ``BusConnection/subscribe(_:handler:)``. Cancel it to stop
-/// delivery; the match rule is removed when its last subscription ends.
+/// A subscription made with ``BusConnection/subscribe(_:handler:)``.
+///
+/// Cancel it to stop delivery; the match rule is removed when its last subscription ends.
 public struct SignalSubscription: Sendable {
   let connection: BusConnection
   let id: UInt64
 
-  /// Ends the subscription. Idempotent.
+  /// Ends the subscription.
+  ///
+  /// Idempotent.
   public func cancel() async {
     await connection.unsubscribe(id)
   }

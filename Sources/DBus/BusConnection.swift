@@ -218,8 +218,10 @@ public actor BusConnection {
     }
   }
 
-  /// Closes the connection: pending calls fail with ``DBusError/Name/disconnected``,
-  /// signal streams finish, and the event-loop thread ends. Idempotent.
+  /// Closes the connection: pending calls fail with ``DBusError/Name/disconnected``, signal streams
+  /// finish, and the event-loop thread ends.
+  ///
+  /// Idempotent.
   public func close() {
     guard !isClosed else { return }
     isClosed = true
@@ -228,7 +230,10 @@ public actor BusConnection {
     for subscriber in subscribers.values { subscriber.finish?() }
     subscribers.removeAll()
     rules.removeAll()
-    for message in outgoing.withLock({ queue in defer { queue.removeAll() }; return queue }) {
+    for message in outgoing.withLock({ queue in
+      defer { queue.removeAll() }
+      return queue
+    }) {
       dbus_message_unref(message.raw)
     }
     setState(.closed)
@@ -317,7 +322,10 @@ public actor BusConnection {
   /// when the socket is writable.
   func flushOutgoing() {
     if isClosed {
-      for message in outgoing.withLock({ queue in defer { queue.removeAll() }; return queue }) {
+      for message in outgoing.withLock({ queue in
+        defer { queue.removeAll() }
+        return queue
+      }) {
         dbus_message_unref(message.raw)
       }
       return
@@ -370,7 +378,8 @@ public actor BusConnection {
     let built = try MessageCoding.makeRaw(message)
     defer { dbus_message_unref(built) }
     var pending: OpaquePointer?
-    let milliseconds = CInt(clamping: timeout.components.seconds * 1000
+    let milliseconds = CInt(
+      clamping: timeout.components.seconds * 1000
         + timeout.components.attoseconds / 1_000_000_000_000_000)
     guard dbus_connection_send_with_reply(raw, built, &pending, max(1, milliseconds)) != 0,
       let pending

@@ -26,14 +26,20 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
 
   public var description: String { "\(name.rawValue): \(message)" }
 
-  /// A D-Bus error name. This is an open set: peers may send any valid name.
+  /// A D-Bus error name.
+  ///
+  /// This is an open set: peers may send any valid name.
   public struct Name: RawRepresentable, Hashable, Sendable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// A generic failure. The corresponding libdbus name is `DBUS_ERROR_FAILED`.
+    /// A generic failure.
+    ///
+    /// The corresponding libdbus name is `DBUS_ERROR_FAILED`.
     public static let failed = Name(rawValue: "org.freedesktop.DBus.Error.Failed")
-    /// Memory ran out. The corresponding libdbus name is `DBUS_ERROR_NO_MEMORY`.
+    /// Memory ran out.
+    ///
+    /// The corresponding libdbus name is `DBUS_ERROR_NO_MEMORY`.
     public static let noMemory = Name(rawValue: "org.freedesktop.DBus.Error.NoMemory")
     /// No service owns the destination name and none can be activated.
     public static let serviceUnknown = Name(rawValue: "org.freedesktop.DBus.Error.ServiceUnknown")
@@ -47,7 +53,9 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let accessDenied = Name(rawValue: "org.freedesktop.DBus.Error.AccessDenied")
     /// No bus could be reached at the address.
     public static let noServer = Name(rawValue: "org.freedesktop.DBus.Error.NoServer")
-    /// The address is malformed. The corresponding libdbus name is `DBUS_ERROR_BAD_ADDRESS`.
+    /// The address is malformed.
+    ///
+    /// The corresponding libdbus name is `DBUS_ERROR_BAD_ADDRESS`.
     public static let badAddress = Name(rawValue: "org.freedesktop.DBus.Error.BadAddress")
     /// The connection is closed.
     public static let disconnected = Name(rawValue: "org.freedesktop.DBus.Error.Disconnected")

@@ -27,7 +27,9 @@ public indirect enum DBusValue: Hashable, Sendable {
   case bytes([UInt8])
   /// An array whose elements all have the single complete type `elementType`.
   case array(elementType: Signature, [DBusValue])
-  /// A dictionary, `a{kv}`, in wire order. Keys have a basic type.
+  /// A dictionary, `a{kv}`, in wire order.
+  ///
+  /// Keys have a basic type.
   case dictionary(keyType: Signature, valueType: Signature, [DictionaryEntry])
   /// A struct, `(...)`, with at least one field.
   case structure([DBusValue])
@@ -89,7 +91,8 @@ public indirect enum DBusValue: Hashable, Sendable {
     switch self {
     case .array(let element, let values):
       guard element.isSingleCompleteType else {
-        throw DBusError(.invalidSignature, "array element type '\(element)' is not one complete type")
+        throw DBusError(
+          .invalidSignature, "array element type '\(element)' is not one complete type")
       }
       for value in values {
         try value.validate()

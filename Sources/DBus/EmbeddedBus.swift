@@ -39,7 +39,8 @@ public enum EmbeddedBus {
   public static var serviceDirectory: String {
     if let directory = Environment.value("NOTIFYBUS_SERVICE_DIR") { return directory }
     let dataHome =
-      Environment.value("XDG_DATA_HOME") ?? ((Environment.homeDirectory ?? "/tmp") + "/.local/share")
+      Environment.value("XDG_DATA_HOME")
+      ?? ((Environment.homeDirectory ?? "/tmp") + "/.local/share")
     return dataHome + "/notifybus/dbus-1/services"
   }
 
@@ -65,8 +66,10 @@ public enum EmbeddedBus {
     unlink(directory + "/bus.pid")
     try makePrivateDirectory(serviceDirectory, createParents: true)
     let configuration = directory + "/bus.conf"
-    try writeFile(configuration, contents: BusConfiguration.embedded(
-      socketPath: socketPath, serviceDirectory: serviceDirectory))
+    try writeFile(
+      configuration,
+      contents: BusConfiguration.embedded(
+        socketPath: socketPath, serviceDirectory: serviceDirectory))
     let daemon = Environment.value("NOTIFYBUS_DBUS_DAEMON") ?? "dbus-daemon"
     let process: Subprocess
     do {

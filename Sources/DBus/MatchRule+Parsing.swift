@@ -96,7 +96,11 @@ extension MatchRule {
         throw DBusError(
           .matchRuleInvalid, "invalid match rule at offset \(offset): unknown key '\(key)'")
       }
-      if parsed.isPath { argumentPaths[parsed.index] = value } else { arguments[parsed.index] = value }
+      if parsed.isPath {
+        argumentPaths[parsed.index] = value
+      } else {
+        arguments[parsed.index] = value
+      }
     }
   }
 

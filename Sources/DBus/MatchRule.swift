@@ -21,9 +21,13 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
   public var interface: InterfaceName?
   /// The member.
   public var member: MemberName?
-  /// The exact object path. Excludes ``pathNamespace``.
+  /// The exact object path.
+  ///
+  /// Excludes ``pathNamespace``.
   public var path: ObjectPath?
-  /// A path and everything below it. Excludes ``path``.
+  /// A path and everything below it.
+  ///
+  /// Excludes ``path``.
   public var pathNamespace: ObjectPath?
   /// The destination, for unicast messages.
   public var destination: BusName?

@@ -21,11 +21,17 @@ public struct Message: Hashable, Sendable {
 
   /// What kind of message this is.
   public var kind: Kind
-  /// The object the message is to or from. Required for method calls and signals.
+  /// The object the message is to or from.
+  ///
+  /// Required for method calls and signals.
   public var path: ObjectPath?
-  /// The interface of the method or signal. Required for signals.
+  /// The interface of the method or signal.
+  ///
+  /// Required for signals.
   public var interface: InterfaceName?
-  /// The method or signal name. Required for method calls and signals.
+  /// The method or signal name.
+  ///
+  /// Required for method calls and signals.
   public var member: MemberName?
   /// The error name of an error reply.
   public var errorName: DBusError.Name?
@@ -139,7 +145,8 @@ public struct Message: Hashable, Sendable {
     case .error:
       guard let errorName, InterfaceName.isValid(errorName.rawValue) else {
         throw DBusError(
-          .invalidArgs, "an error reply needs a valid error name, not '\(errorName?.rawValue ?? "")'")
+          .invalidArgs,
+          "an error reply needs a valid error name, not '\(errorName?.rawValue ?? "")'")
       }
       fallthrough
     case .methodReturn:

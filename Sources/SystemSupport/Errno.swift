@@ -18,17 +18,29 @@ package struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringC
   /// The calling thread's current `errno`.
   package static var current: Errno { Errno(rawValue: errno) }
 
-  /// A system call was interrupted. The corresponding C error is `EINTR`.
+  /// A system call was interrupted.
+  ///
+  /// The corresponding C error is `EINTR`.
   package static var interrupted: Errno { Errno(rawValue: EINTR) }
-  /// No such file or directory. The corresponding C error is `ENOENT`.
+  /// No such file or directory.
+  ///
+  /// The corresponding C error is `ENOENT`.
   package static var noSuchFileOrDirectory: Errno { Errno(rawValue: ENOENT) }
-  /// The file exists. The corresponding C error is `EEXIST`.
+  /// The file exists.
+  ///
+  /// The corresponding C error is `EEXIST`.
   package static var fileExists: Errno { Errno(rawValue: EEXIST) }
-  /// Permission denied. The corresponding C error is `EACCES`.
+  /// Permission denied.
+  ///
+  /// The corresponding C error is `EACCES`.
   package static var permissionDenied: Errno { Errno(rawValue: EACCES) }
-  /// The connection was refused. The corresponding C error is `ECONNREFUSED`.
+  /// The connection was refused.
+  ///
+  /// The corresponding C error is `ECONNREFUSED`.
   package static var connectionRefused: Errno { Errno(rawValue: ECONNREFUSED) }
-  /// The operation would block. The corresponding C error is `EAGAIN`.
+  /// The operation would block.
+  ///
+  /// The corresponding C error is `EAGAIN`.
   package static var wouldBlock: Errno { Errno(rawValue: EAGAIN) }
 
   /// The text `strerror` gives for this error, with its number, such as

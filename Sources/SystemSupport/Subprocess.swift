@@ -115,7 +115,8 @@ package final class Subprocess {
     var pid: pid_t = 0
     let status: CInt
     if var cEnvironmentValue = cEnvironment {
-      status = posix_spawnp(&pid, executable, &actions, &attributes, &cArguments, &cEnvironmentValue)
+      status = posix_spawnp(
+        &pid, executable, &actions, &attributes, &cArguments, &cEnvironmentValue)
       cEnvironment = cEnvironmentValue
     } else {
       status = posix_spawnp(&pid, executable, &actions, &attributes, &cArguments, environ)

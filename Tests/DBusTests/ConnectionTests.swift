@@ -171,7 +171,8 @@ struct ConnectionTests {
     let destination = try #require(await server.uniqueName)
     let error = await #expect(throws: DBusError.self) {
       _ = try await client.call(
-        .methodCall(destination: destination, path: "/slow", interface: "org.notifybus.Slow", member: "Wait"),
+        .methodCall(
+          destination: destination, path: "/slow", interface: "org.notifybus.Slow", member: "Wait"),
         timeout: .milliseconds(200))
     }
     #expect(error?.name == .noReply)
@@ -183,7 +184,9 @@ struct ConnectionTests {
     let server = try await connect()
     let client = try await connect()
     let xml = #"<interface name="org.notifybus.Calc"><method name="Add"/></interface>"#
-    await server.export(at: "/calc", interface: "org.notifybus.Calc", introspectionXML: xml) { _ in [] }
+    await server.export(at: "/calc", interface: "org.notifybus.Calc", introspectionXML: xml) { _ in
+      []
+    }
     let destination = try #require(await server.uniqueName)
     let reply = try await client.call(
       .methodCall(

@@ -12,7 +12,8 @@ package enum Products {
   package static var directory: String {
     // The test runner is `<build>/NotifyBusPackageTests.xctest` (an executable on Linux),
     // or a helper inside it; the products sit in `<build>`.
-    var components = CommandLine.arguments[0].split(separator: "/", omittingEmptySubsequences: false)
+    var components = CommandLine.arguments[0].split(
+      separator: "/", omittingEmptySubsequences: false)
     if let bundle = components.firstIndex(where: { $0.hasSuffix(".xctest") }) {
       components = Array(components[..<bundle])
     } else {

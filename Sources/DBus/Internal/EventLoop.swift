@@ -40,11 +40,17 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   private let wakeDescriptor: CInt
   private let wakeWriteDescriptor: CInt
 
-  /// The libdbus watches: descriptors to poll. Loop thread only.
+  /// The libdbus watches: descriptors to poll.
+  ///
+  /// Loop thread only.
   private var watches: [OpaquePointer] = []
-  /// The libdbus timeouts with their next deadline. Loop thread only.
+  /// The libdbus timeouts with their next deadline.
+  ///
+  /// Loop thread only.
   private var timeouts: [(timeout: OpaquePointer, deadline: Int)] = []
-  /// Connections whose dispatch status said data remains. Loop thread only.
+  /// Connections whose dispatch status said data remains.
+  ///
+  /// Loop thread only.
   private var connectionsToDispatch: [OpaquePointer] = []
 
   /// Creates a loop and starts its thread.
@@ -222,8 +228,9 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
 
   // MARK: - libdbus integration
 
-  /// Installs this loop's watch, timeout, dispatch-status and wakeup functions on a
-  /// connection. Call on the loop thread, right after opening the connection.
+  /// Installs this loop's watch, timeout, dispatch-status and wakeup functions on a connection.
+  ///
+  /// Call on the loop thread, right after opening the connection.
   func attach(_ connection: OpaquePointer) {
     preconditionInLoop()
     let me = Unmanaged.passUnretained(self).toOpaque()

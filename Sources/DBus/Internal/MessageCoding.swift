@@ -33,7 +33,9 @@ enum MessageCoding {
       ok = ok && dbus_message_set_destination(raw, destination.rawValue) != 0
     }
     if let sender = message.sender { ok = ok && dbus_message_set_sender(raw, sender.rawValue) != 0 }
-    if message.replySerial != 0 { ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0 }
+    if message.replySerial != 0 {
+      ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0
+    }
     if message.serial != 0 { dbus_message_set_serial(raw, message.serial) }
     dbus_message_set_no_reply(raw, message.noReplyExpected ? 1 : 0)
     dbus_message_set_auto_start(raw, message.noAutoStart ? 0 : 1)
@@ -116,8 +118,10 @@ enum MessageCoding {
     return dbus_message_iter_close_container(&iter, &sub) != 0
   }
 
-  /// Reads a libdbus message into a value. libdbus has already validated every message
-  /// it receives or demarshals, so names are taken as valid.
+  /// Reads a libdbus message into a value.
+  ///
+  /// libdbus has already validated every message it receives or demarshals, so names are
+  /// taken as valid.
   static func decode(_ raw: OpaquePointer) -> Message {
     func string(_ pointer: UnsafePointer<CChar>?) -> String? {
       pointer.map { String(cString: $0) }

@@ -1,4 +1,6 @@
-/// An interface name such as `org.notifybus.Notify1`. Error names follow the same rules.
+/// An interface name such as `org.notifybus.Notify1`.
+///
+/// Error names follow the same rules.
 ///
 /// Valid: `org.freedesktop.DBus.Peer`, `a._b`.
 /// Invalid: `org` (one element), `org.9x` (element starts with a digit), `org.a-b`

@@ -36,7 +36,8 @@ public struct Signature: ValidatedName {
     while !parser.atEnd {
       let start = parser.index
       do { try parser.completeType() } catch { return result }
-      result.append(Signature(unchecked: String(decoding: parser.bytes[start..<parser.index], as: UTF8.self)))
+      result.append(
+        Signature(unchecked: String(decoding: parser.bytes[start..<parser.index], as: UTF8.self)))
     }
     return result
   }

@@ -12,8 +12,9 @@ public protocol ValidatedName: RawRepresentable<String>, Hashable, Sendable, Com
   /// The rule `string` breaks, or `nil` when it is valid.
   static func violation(in string: String) -> String?
 
-  /// Creates a name without checking it. Only for strings already checked, such as
-  /// names in a message libdbus has validated.
+  /// Creates a name without checking it.
+  ///
+  /// Only for strings already checked, such as names in a message libdbus has validated.
   init(unchecked string: String)
 }
 

@@ -56,6 +56,15 @@ let package = Package(
       path: "Benchmarks/notifybus-bench"
     ),
 
+    // MARK: - Fuzzing (`Fuzz/run TARGET`; without the fuzzer these replay inputs)
+
+    .executableTarget(
+      name: "dbus-fuzz",
+      dependencies: ["DBus"],
+      path: "Fuzz/DBusFuzz",
+      exclude: ["corpus"]
+    ),
+
     // MARK: - Tests
 
     /// Private buses, child processes and helpers shared by the test targets.

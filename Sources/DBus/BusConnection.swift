@@ -68,8 +68,9 @@ public actor BusConnection {
   var objects: [ObjectPath: ExportedObject] = [:]
   var ownedNames: [BusName: RequestNameFlags] = [:]
 
-  /// Messages handed to ``send(_:)`` that the loop has not written yet.
-  private nonisolated let outgoing = Mutex<[OutgoingMessage]>([])
+  /// The path from ``send(_:)`` to libdbus: the connection, while connected, and the
+  /// messages waiting for it.
+  private nonisolated let outgoing = Mutex(Outgoing())
   /// The most messages ``send(_:)`` queues before it refuses more.
   public nonisolated static let maximumQueuedMessages = 100_000
 
@@ -161,6 +162,7 @@ public actor BusConnection {
   func discardConnection() {
     guard let connection = raw else { return }
     raw = nil
+    outgoing.withLock { $0.target = nil }
     dbus_connection_remove_filter(
       connection, messageFilter, Unmanaged.passUnretained(self).toOpaque())
     dbus_connection_close(connection)
@@ -230,12 +232,7 @@ public actor BusConnection {
     for subscriber in subscribers.values { subscriber.finish?() }
     subscribers.removeAll()
     rules.removeAll()
-    for message in outgoing.withLock({ queue in
-      defer { queue.removeAll() }
-      return queue
-    }) {
-      dbus_message_unref(message.raw)
-    }
+    outgoing.withLock { $0.discardAll() }
     setState(.closed)
     stateObservers.removeAll()
     loop.stop()
@@ -300,45 +297,31 @@ public actor BusConnection {
   ///   more than ``maximumQueuedMessages`` are waiting (``DBusError/Name/limitsExceeded``).
   public nonisolated func send(_ message: Message) throws(DBusError) {
     let built = OutgoingMessage(raw: try MessageCoding.makeRaw(message))
-    let queued = outgoing.withLock { queue -> Int in
-      guard queue.count < Self.maximumQueuedMessages else { return 0 }
-      queue.append(built)
-      return queue.count
-    }
-    guard queued > 0 else {
+    let result = outgoing.withLock { $0.send(built) }
+    switch result {
+    case .sent(let complete):
+      // libdbus wrote what it could; when part of it is still queued (the loop holds the
+      // I/O path, or the socket is full) the loop must poll for writability.
+      if !complete { loop.wake() }
+    case .queued(let first):
+      if loop.inLoop {
+        assumeIsolated { $0.flushOutgoing() }
+      } else if first {
+        loop.execute { [weak self] in self?.assumeIsolated { $0.flushOutgoing() } }
+      }
+    case .full:
       dbus_message_unref(built.raw)
       throw DBusError(
         .limitsExceeded,
         "\(Self.maximumQueuedMessages) messages are already waiting to be sent")
     }
-    if loop.inLoop {
-      assumeIsolated { $0.flushOutgoing() }
-    } else if queued == 1 {
-      loop.execute { [weak self] in self?.assumeIsolated { $0.flushOutgoing() } }
-    }
   }
 
-  /// Hands the queued messages to libdbus, which writes what it can at once and the rest
-  /// when the socket is writable.
+  /// Hands the queued messages to libdbus once connected, and lets later sends go
+  /// straight to it.
   func flushOutgoing() {
-    if isClosed {
-      for message in outgoing.withLock({ queue in
-        defer { queue.removeAll() }
-        return queue
-      }) {
-        dbus_message_unref(message.raw)
-      }
-      return
-    }
     guard let raw, case .connected = state else { return }
-    let batch = outgoing.withLock { queue in
-      defer { queue.removeAll(keepingCapacity: true) }
-      return queue
-    }
-    for message in batch {
-      dbus_connection_send(raw, message.raw, nil)
-      dbus_message_unref(message.raw)
-    }
+    outgoing.withLock { $0.connect(SharedConnection(raw: raw)) }
   }
 
   /// Waits until the bus has received and routed everything sent before, by a round
@@ -431,13 +414,73 @@ public actor BusConnection {
   }
 }
 
-/// A message built on a sender's thread, on its way to the loop.
+/// A message built on a sender's thread, on its way to libdbus.
 ///
 /// Safety of @unchecked Sendable: ownership of the `DBusMessage` passes from the thread
-/// that built it to the loop through the `outgoing` mutex; the builder keeps no
-/// reference, so exactly one thread touches it at a time.
+/// that built it through the `outgoing` mutex; the builder keeps no reference, so
+/// exactly one thread touches it at a time.
 struct OutgoingMessage: @unchecked Sendable {
   let raw: OpaquePointer
+}
+
+/// The libdbus connection, for sending from any thread.
+///
+/// Safety of @unchecked Sendable: libdbus connections lock themselves for
+/// `dbus_connection_send` (libdbus is always thread-safe since 1.8). Only that call is
+/// made through this value, only under the `outgoing` mutex, and the owner clears it
+/// under the same mutex before closing the connection, so it is never used after free.
+/// A send from another thread does not park in libdbus: it writes at once when it can
+/// take the I/O path and otherwise queues and wakes the loop, whose `poll` is outside
+/// libdbus.
+struct SharedConnection: @unchecked Sendable {
+  let raw: OpaquePointer
+}
+
+/// Messages on their way to libdbus, and the connection they go to.
+struct Outgoing {
+  enum SendResult {
+    /// Handed to libdbus; `complete` when libdbus also wrote it all to the socket.
+    case sent(complete: Bool)
+    /// Waiting for the connection; `first` when the queue was empty before.
+    case queued(first: Bool)
+    /// Refused: the queue is full.
+    case full
+  }
+
+  /// The connection to send to, while connected.
+  var target: SharedConnection?
+  /// Messages waiting for a connection, in the order they were sent.
+  var queue: [OutgoingMessage] = []
+
+  /// Sends at once when connected and nothing is waiting (so order is kept), else
+  /// queues.
+  mutating func send(_ message: OutgoingMessage) -> SendResult {
+    if let target, queue.isEmpty {
+      dbus_connection_send(target.raw, message.raw, nil)
+      dbus_message_unref(message.raw)
+      return .sent(complete: dbus_connection_has_messages_to_send(target.raw) == 0)
+    }
+    guard queue.count < BusConnection.maximumQueuedMessages else { return .full }
+    queue.append(message)
+    return .queued(first: queue.count == 1)
+  }
+
+  /// Sets the connection and sends everything waiting for it.
+  mutating func connect(_ connection: SharedConnection) {
+    target = connection
+    for message in queue {
+      dbus_connection_send(connection.raw, message.raw, nil)
+      dbus_message_unref(message.raw)
+    }
+    queue.removeAll()
+  }
+
+  /// Forgets the connection and drops what is waiting.
+  mutating func discardAll() {
+    target = nil
+    for message in queue { dbus_message_unref(message.raw) }
+    queue.removeAll()
+  }
 }
 
 /// Where a pending call's reply goes.

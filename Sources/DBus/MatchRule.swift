@@ -138,14 +138,14 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
       guard let messagePath = message.path?.rawValue else { return false }
       let prefix = pathNamespace.rawValue
       let inside =
-        prefix == "/" || messagePath == prefix || messagePath.hasPrefix(prefix + "/")
+        prefix == "/" || messagePath == prefix || Self.hasBytePrefix(messagePath, prefix + "/")
       if !inside { return false }
     }
     if let sender, sender != message.sender { return false }
     if let destination, destination != message.destination { return false }
     for (index, expected) in arguments {
       guard index < message.body.count, case .string(let actual) = message.body[index],
-        actual == expected
+        Self.bytesEqual(actual, expected)
       else { return false }
     }
     for (index, expected) in argumentPaths {
@@ -155,17 +155,26 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     }
     if let namespace = arg0Namespace {
       guard let first = message.body.first, case .string(let actual) = first,
-        actual == namespace || actual.hasPrefix(namespace + ".")
+        Self.bytesEqual(actual, namespace) || Self.hasBytePrefix(actual, namespace + ".")
       else { return false }
     }
     return true
   }
 
   private static func pathsMatch(_ a: String, _ b: String) -> Bool {
-    if a == b { return true }
-    if a.hasSuffix("/") && b.hasPrefix(a) { return true }
-    if b.hasSuffix("/") && a.hasPrefix(b) { return true }
+    if bytesEqual(a, b) { return true }
+    if a.utf8.last == UInt8(ascii: "/") && hasBytePrefix(b, a) { return true }
+    if b.utf8.last == UInt8(ascii: "/") && hasBytePrefix(a, b) { return true }
     return false
+  }
+
+  // The bus compares bytes; Swift's `==` and `hasPrefix` compare characters, under which
+  // canonically equivalent strings are equal and a quote followed by a combining mark is
+  // not a quote.
+  private static func bytesEqual(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
+
+  private static func hasBytePrefix(_ text: String, _ prefix: String) -> Bool {
+    text.utf8.starts(with: prefix.utf8)
   }
 
   static func typeName(_ kind: Message.Kind) -> String {
@@ -180,9 +189,10 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
   /// Quotes a value: each run without apostrophes goes in single quotes, and each
   /// apostrophe is written as `\'` outside quotes, as the specification describes.
   static func quote(_ value: String) -> String {
-    let pieces = value.split(separator: "'", omittingEmptySubsequences: false)
+    let pieces = value.utf8.split(separator: UInt8(ascii: "'"), omittingEmptySubsequences: false)
     return pieces.enumerated().map { index, piece in
-      (index > 0 ? "\\'" : "") + (piece.isEmpty ? "" : "'\(piece)'")
+      let text = String(decoding: piece, as: UTF8.self)
+      return (index > 0 ? "\\'" : "") + (piece.isEmpty ? "" : "'\(text)'")
     }.joined()
   }
 }

@@ -51,6 +51,26 @@ struct MatchRuleTests {
     #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
   }
 
+  /// Found by the fuzzer: a quote followed by a combining mark is one Swift `Character`, so quoting
+  /// by characters missed it.
+  ///
+  /// Rules are bytes on the wire.
+  @Test func quoteBeforeACombiningMarkRoundTrips() throws {
+    var rule = MatchRule.signal()
+    rule.arguments[0] = "it's'\u{64C}x"
+    let parsed = try MatchRule(parsing: rule.description)
+    #expect(parsed == rule)
+    #expect(Array(parsed.arguments[0]?.utf8 ?? "".utf8) == Array("it's'\u{64C}x".utf8))
+  }
+
+  @Test func argumentsMatchByBytesNotCanonicalEquivalence() {
+    let composed = "\u{E9}"  // é
+    let decomposed = "e\u{301}"  // e + combining acute, equal as Swift strings
+    let rule = MatchRule.signal(arg0: composed)
+    #expect(rule.matches(Message(kind: .signal, body: [.string(composed)])))
+    #expect(!rule.matches(Message(kind: .signal, body: [.string(decomposed)])))
+  }
+
   @Test func tooLongRulesAreRejected() {
     var rule = MatchRule()
     rule.arguments[0] = String(repeating: "x", count: 1100)

@@ -17,7 +17,10 @@ import SystemSupport
 /// isolated to a connection runs here and libdbus objects have one owner.
 ///
 /// libdbus calls its watch, timeout and dispatch-status functions from inside libdbus
-/// calls, which all happen on this thread; they only record what to poll.
+/// calls. Watches and timeouts change only through calls made on this thread (opening,
+/// closing, pending calls); the toggle function does nothing, since the enabled state is
+/// read before every poll. A `dbus_connection_send` from another thread may report a
+/// dispatch-status change and calls the wakeup function, so those two are thread-safe.
 final class EventLoop: SerialExecutor, @unchecked Sendable {
   // Safety of @unchecked Sendable: `queue` is the only state other threads touch, and a
   // Mutex guards it; `threadID` is atomic. Every other stored property is read and
@@ -50,8 +53,9 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   private var timeouts: [(timeout: OpaquePointer, deadline: Int)] = []
   /// Connections whose dispatch status said data remains.
   ///
-  /// Loop thread only.
-  private var connectionsToDispatch: [OpaquePointer] = []
+  /// libdbus may report a status change from a thread that sent a message, hence the
+  /// mutex.
+  private let connectionsToDispatch = Mutex<[DispatchTarget]>([])
 
   /// Creates a loop and starts its thread.
   init(name: String) {
@@ -126,7 +130,8 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     if wasEmpty { wake() }
   }
 
-  private func wake() {
+  /// Wakes the loop thread from `poll`.
+  func wake() {
     var byte: UInt8 = 1
     _ = write(wakeWriteDescriptor, &byte, 1)
   }
@@ -198,21 +203,19 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   ///
   /// - Returns: Whether every connection's queue is now empty.
   private func dispatchPending() -> Bool {
-    guard !connectionsToDispatch.isEmpty else { return true }
-    let connections = connectionsToDispatch
-    connectionsToDispatch.removeAll(keepingCapacity: true)
-    var allDone = true
+    let connections = connectionsToDispatch.withLock { pending in
+      defer { pending.removeAll() }
+      return pending
+    }
+    guard !connections.isEmpty else { return true }
     for connection in connections {
       var budget = 512
-      while budget > 0 && dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {
+      while budget > 0 && dbus_connection_dispatch(connection.raw) == DBUS_DISPATCH_DATA_REMAINS {
         budget -= 1
       }
-      if budget == 0 {
-        allDone = false
-        if !connectionsToDispatch.contains(connection) { connectionsToDispatch.append(connection) }
-      }
+      if budget == 0 { markForDispatch(connection.raw) }
     }
-    return allDone && connectionsToDispatch.isEmpty
+    return connectionsToDispatch.withLock { $0.isEmpty }
   }
 
   private func fireTimeouts() {
@@ -261,14 +264,25 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
       { connection, status, data in
         guard status == DBUS_DISPATCH_DATA_REMAINS, let connection else { return }
         let loop = EventLoop.from(data)
-        if !loop.connectionsToDispatch.contains(connection) {
-          loop.connectionsToDispatch.append(connection)
-        }
+        loop.markForDispatch(connection)
+        if !loop.inLoop { loop.wake() }
       }, me, nil)
+    // libdbus asks for a wakeup each time a message is queued. On this thread the next
+    // poll sees the writable watch anyway; other threads only send, and
+    // `BusConnection.send` wakes the loop itself when libdbus could not write everything
+    // at once, which spares a thread switch per message.
     dbus_connection_set_wakeup_main_function(
-      connection, { data in EventLoop.from(data).wake() }, me, nil)
+      connection, { _ in }, me, nil)
     if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
-      connectionsToDispatch.append(connection)
+      markForDispatch(connection)
+    }
+  }
+
+  private func markForDispatch(_ connection: OpaquePointer) {
+    connectionsToDispatch.withLock { pending in
+      if !pending.contains(where: { $0.raw == connection }) {
+        pending.append(DispatchTarget(raw: connection))
+      }
     }
   }
 
@@ -279,13 +293,21 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     dbus_connection_set_wakeup_main_function(connection, nil, nil, nil)
     dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
     dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
-    connectionsToDispatch.removeAll { $0 == connection }
+    connectionsToDispatch.withLock { $0.removeAll { $0.raw == connection } }
   }
 
   private func addTimeout(_ timeout: OpaquePointer) {
     guard dbus_timeout_get_enabled(timeout) != 0 else { return }
     let interval = Int(dbus_timeout_get_interval(timeout)) * 1_000_000
     timeouts.append((timeout, MonotonicClock.now + interval))
+  }
+
+  /// A connection with messages to dispatch.
+  ///
+  /// Safety of @unchecked Sendable: only the pointer's identity crosses threads; the loop
+  /// thread alone dispatches, and `detach` removes it before the connection is freed.
+  private struct DispatchTarget: @unchecked Sendable {
+    let raw: OpaquePointer
   }
 
   private static func from(_ data: UnsafeMutableRawPointer?) -> EventLoop {

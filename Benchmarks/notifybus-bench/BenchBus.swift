@@ -1,0 +1,39 @@
+import DBus
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A private `dbus-daemon` for one benchmark suite, in a temporary directory.
+final class BenchBus {
+  let directory: String
+  let address: BusAddress
+  private let daemon: Subprocess
+
+  init() throws {
+    var template = Array("/tmp/notifybus-bench-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw Errno.current }
+    directory = String(cString: made)
+    let configuration = directory + "/bus.conf"
+    let text = BusConfiguration.embedded(
+      socketPath: directory + "/bus", serviceDirectory: directory, pidFile: directory + "/bus.pid")
+    let fd = open(configuration, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+    daemon = try Subprocess.spawn(
+      "dbus-daemon",
+      arguments: ["--config-file=" + configuration, "--nofork", "--print-address=1"],
+      errorFile: directory + "/bus.log")
+    guard daemon.readLine(milliseconds: 10_000) != nil else {
+      throw DBusError(.spawnFailed, "dbus-daemon did not start")
+    }
+    address = .unixSocket(directory + "/bus")
+  }
+
+  deinit {
+    daemon.kill()
+    daemon.wait()
+    Subprocess.removeTree(directory)
+  }
+}

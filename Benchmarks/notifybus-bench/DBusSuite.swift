@@ -1,0 +1,123 @@
+import CBaseline
+import DBus
+import Dispatch
+import Synchronization
+import SystemSupport
+
+/// The `DBus` module against C code that calls libdbus directly: one-way signal latency
+/// and 1 -> 1 throughput between two connections through a private `dbus-daemon`.
+enum DBusSuite: BenchmarkSuite {
+  static let name = "dbus"
+
+  static let interface: InterfaceName = "org.notifybus.Bench"
+
+  static func tick(_ sequence: Int) -> Message {
+    .signal(
+      path: "/org/notifybus/Bench", interface: interface, member: "Tick",
+      body: [.string("bench"), .uint64(UInt64(sequence)), .uint64(UInt64(MonotonicClock.now))])
+  }
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    let bus = try BenchBus()
+    let latencyCount = max(200, Int(3000 * scale))
+    let throughputCount = max(2000, Int(50_000 * scale))
+    let rounds = 3
+
+    var swiftP50: [Double] = []
+    var swiftP99: [Double] = []
+    var cP50: [Double] = []
+    var cP99: [Double] = []
+    var swiftRate: [Double] = []
+    var cRate: [Double] = []
+    for _ in 0..<rounds {
+      // Interleave the two so that drift in the machine's speed hits both alike.
+      let swift = try await swiftLatency(bus.address, count: latencyCount)
+      swiftP50.append(swift[0.5])
+      swiftP99.append(swift[0.99])
+      let c = try cLatency(bus.address, count: latencyCount)
+      cP50.append(c[0.5])
+      cP99.append(c[0.99])
+      swiftRate.append(try await swiftThroughput(bus.address, count: throughputCount))
+      cRate.append(try cThroughput(bus.address, count: throughputCount))
+    }
+    return [
+      BenchmarkRow(
+        name: "signal one-way latency p50", unit: "µs", subject: median(swiftP50),
+        baselineName: "C libdbus", baseline: median(cP50), higherIsBetter: false, target: 1.15),
+      BenchmarkRow(
+        name: "signal one-way latency p99", unit: "µs", subject: median(swiftP99),
+        baselineName: "C libdbus", baseline: median(cP99), higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "signal throughput 1→1", unit: "signals/s", subject: median(swiftRate),
+        baselineName: "C libdbus", baseline: median(cRate), higherIsBetter: true, target: 0.85),
+    ]
+  }
+
+  private static func swiftLatency(_ address: BusAddress, count: Int) async throws -> Percentiles {
+    let receiver = try await BusConnection.connect(to: .address(address))
+    let sender = try await BusConnection.connect(to: .address(address))
+    let samples = Mutex<[Double]>([])
+    let arrived = DispatchSemaphore(value: 0)
+    let subscription = try await receiver.subscribe(.signal(interface: interface, member: "Tick")) {
+      message in
+      let now = MonotonicClock.now
+      if case .uint64(let sent)? = message.body.last {
+        samples.withLock { $0.append(Double(now - Int(sent)) / 1000) }
+      }
+      arrived.signal()
+    }
+    try await Task.detached {
+      for sequence in 0..<count {
+        try sender.send(tick(sequence))
+        guard arrived.wait(timeout: .now() + 5) == .success else {
+          throw DBusError(.timeout, "signal \(sequence) did not arrive")
+        }
+      }
+    }.value
+    await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+    return Percentiles(samples.withLock { Array($0.dropFirst(count / 10)) })
+  }
+
+  private static func cLatency(_ address: BusAddress, count: Int) throws -> Percentiles {
+    var samples = [Double](repeating: 0, count: count)
+    guard cbaseline_latency(address.rawValue, CInt(count), &samples) == 0 else {
+      throw DBusError(.failed, "the C latency baseline failed")
+    }
+    return Percentiles(Array(samples.dropFirst(count / 10)))
+  }
+
+  private static func swiftThroughput(_ address: BusAddress, count: Int) async throws -> Double {
+    let receiver = try await BusConnection.connect(to: .address(address))
+    let sender = try await BusConnection.connect(to: .address(address))
+    let received = Atomic<Int>(0)
+    let last = Atomic<Int>(0)
+    let subscription = try await receiver.subscribe(.signal(interface: interface, member: "Tick")) {
+      _ in
+      received.add(1, ordering: .relaxed)
+      last.store(MonotonicClock.now, ordering: .relaxed)
+    }
+    let start = MonotonicClock.now
+    try await Task.detached {
+      for sequence in 0..<count { try sender.send(tick(sequence)) }
+    }.value
+    let deadline = MonotonicClock.now + 60_000_000_000
+    while received.load(ordering: .relaxed) < count && MonotonicClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(1))
+    }
+    await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+    guard received.load(ordering: .relaxed) == count else {
+      throw DBusError(.timeout, "only \(received.load(ordering: .relaxed)) of \(count) arrived")
+    }
+    return Double(count) / (Double(last.load(ordering: .relaxed) - start) / 1e9)
+  }
+
+  private static func cThroughput(_ address: BusAddress, count: Int) throws -> Double {
+    let rate = cbaseline_throughput(address.rawValue, CInt(count))
+    guard rate > 0 else { throw DBusError(.failed, "the C throughput baseline failed") }
+    return rate
+  }
+}

@@ -10,7 +10,8 @@ import PackageDescription
 let package = Package(
   name: "NotifyBus",
   products: [
-    .library(name: "DBus", targets: ["DBus"])
+    .library(name: "DBus", targets: ["DBus"]),
+    .library(name: "Notify", targets: ["Notify"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -35,6 +36,10 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "DBus", dependencies: ["CDBus", "SystemSupport"]),
+    /// Darwin `notify(3)` semantics over D-Bus: post, register, check, suspend, state.
+    ///
+    /// No Foundation.
+    .target(name: "Notify", dependencies: ["DBus"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
@@ -78,6 +83,10 @@ let package = Package(
       name: "dbus-test-peer",
       dependencies: ["DBus"],
       path: "Tests/DBusTestPeer"
+    ),
+    .testTarget(
+      name: "NotifyTests",
+      dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
     ),
     .testTarget(
       name: "DBusTests",

@@ -270,13 +270,13 @@ struct ConnectionTests {
     }
     bus.kill()
     try bus.start()
-    let deadline = ContinuousClock.now + .seconds(5)
+    let deadline = ContinuousClock.now + .seconds(20)
     while states.all.last?.body.first != "connected" && ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(5))
     }
     let seen = states.all
     #expect(seen.first?.body.first == "reconnecting")
-    #expect(seen.last?.body.first == "connected")
+    #expect(seen.last?.body.first == "connected", "\(seen.map { $0.body.first ?? "" })")
     await connection.removeStateObserver(id)
   }
 

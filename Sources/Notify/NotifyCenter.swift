@@ -1,0 +1,482 @@
+public import DBus
+public import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Named notifications over D-Bus with Darwin `notify(3)` semantics.
+///
+/// ```swift
+/// let center = try await NotifyCenter.connect()
+/// let token = try await center.register("group.example.saved", queue: .main) { token in
+///   print("saved")
+/// }
+/// try center.post("group.example.saved")
+/// ```
+///
+/// Posts are D-Bus signals (see `Protocol/notify.md`): sending never blocks and never
+/// flushes. Every registration of a name in this process shares one match rule. The
+/// connection's thread reads every signal as it arrives and only marks registrations
+/// (plus queues at most one pending handler each), so a slow handler never makes the
+/// bus see a slow reader, and memory grows with registrations, not with posts.
+///
+/// Delivery per registration kind:
+/// - dispatch: the handler runs on its queue; posts that arrive while a run is queued
+///   and not started coalesce into it. A handler queued for a token that is cancelled
+///   before it starts does not run.
+/// - check: nothing is delivered; ``check(_:)`` says whether a post arrived since the
+///   last check, and the first check of a token is always true.
+/// - file descriptor: the token, as 4 bytes big-endian, is written to a pipe. A full
+///   pipe drops the write: the reader has unread notifications already.
+/// - signal: the signal is sent to this process.
+/// - events: an `AsyncSequence` with a bounded buffer keeping the newest events.
+///
+/// `suspend` and `resume` nest the same way for every kind: posts while suspended
+/// collapse into exactly one delivery when the count returns to zero. (Darwin nests for
+/// some kinds and not for dispatch registrations.)
+///
+/// After the bus comes back from a restart, every registration is delivered once, as
+/// posts may have been missed.
+public final class NotifyCenter: Sendable {
+  /// The connection notifications travel on.
+  public let connection: BusConnection
+  let registry = Mutex(Registry())
+  private let postSequence = Atomic<UInt64>(0)
+
+  /// Tokens are unique across every center of the process.
+  private static let lastToken = Atomic<Int32>(1)
+
+  /// Every center of the process, so that `self.` names reach all of them.
+  private static let processCenters = Mutex<[WeakCenter]>([])
+
+  private struct WeakCenter: @unchecked Sendable {
+    // Safety of @unchecked Sendable: a weak reference to a Sendable class, read and
+    // written only under `processCenters`' lock.
+    weak var center: NotifyCenter?
+  }
+
+  init(connection: BusConnection) {
+    self.connection = connection
+    Self.processCenters.withLock { centers in
+      centers.removeAll { $0.center == nil }
+      centers.append(WeakCenter(center: self))
+    }
+  }
+
+  /// Connects to a bus and returns a center that uses it.
+  ///
+  /// - Parameter bus: Which bus; by default `NOTIFYBUS_BUS_ADDRESS`, the session bus, or
+  ///   the embedded bus.
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/serverNotFound`` when no bus
+  ///   can be reached, naming the bus and the reason.
+  public static func connect(to bus: Bus = .automatic) async throws(NotifyError) -> NotifyCenter {
+    let connection: BusConnection
+    do {
+      connection = try await BusConnection.connect(to: bus)
+    } catch {
+      throw NotifyError(.serverNotFound, "cannot reach the \(bus) bus: \(error.message)")
+    }
+    let center = NotifyCenter(connection: connection)
+    await center.watchConnection()
+    return center
+  }
+
+  /// Closes the connection.
+  ///
+  /// Registrations stay valid for ``check(_:)`` but receive nothing more.
+  public func close() async {
+    await connection.close()
+  }
+
+  private func watchConnection() async {
+    let wasDown = Mutex(false)
+    _ = await connection.addStateObserver { [weak self] state in
+      switch state {
+      case .reconnecting:
+        wasDown.withLock { $0 = true }
+      case .connected:
+        if wasDown.withLock({ down in
+          defer { down = false }
+          return down
+        }) {
+          self?.resynchronize()
+        }
+      default:
+        break
+      }
+    }
+  }
+
+  // MARK: - Posting
+
+  /// Posts `name`: every registration of it, in any process on the bus, is told.
+  ///
+  /// Returns at once; nothing blocks. Posting a name nobody watches is fine. A `self.`
+  /// name is delivered only inside this process.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/failed`` when the connection
+  ///   is closed or its send queue is full.
+  public func post(_ name: NotifyName) throws(NotifyError) {
+    if name.isProcessLocal {
+      let centers = Self.processCenters.withLock { $0.compactMap(\.center) }
+      for center in centers { center.deliver(name, to: .name(name), sender: nil, sequence: nil) }
+      return
+    }
+    let sequence = postSequence.add(1, ordering: .relaxed).newValue
+    do {
+      try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+    } catch {
+      throw NotifyError(.failed, "cannot post '\(name)': \(error.message)")
+    }
+  }
+
+  /// Posts a name given as a string.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidName`` for an invalid
+  ///   name, or as ``post(_:)-(NotifyName)``.
+  public func post(_ name: String) throws(NotifyError) {
+    try post(NotifyName(name))
+  }
+
+  /// Waits until the bus has routed every post made before: a synchronous call after an
+  /// asynchronous post is an ordering fence, as on Darwin.
+  public func synchronize() async throws(NotifyError) {
+    do {
+      try await connection.flush()
+    } catch {
+      throw NotifyError(.failed, "the bus did not answer: \(error.message)")
+    }
+  }
+
+  // MARK: - Registering
+
+  /// Registers a handler that runs on `queue` with the token each time `name` is
+  /// posted.
+  ///
+  /// Returns once the bus routes posts of `name` here: a post made after this returns
+  /// is delivered.
+  public func register(
+    _ name: NotifyName, queue: DispatchQueue,
+    handler: @escaping @Sendable (NotifyToken) -> Void
+  ) async throws(NotifyError) -> NotifyToken {
+    try await add(.name(name), .dispatch(queue, handler))
+  }
+
+  /// Registers for polling with ``check(_:)``.
+  public func registerCheck(_ name: NotifyName) async throws(NotifyError) -> NotifyToken {
+    try await add(.name(name), .check)
+  }
+
+  /// Registers a pipe that receives the token, 4 bytes big-endian, for each post.
+  ///
+  /// - Parameter fileDescriptor: `nil` to make a new pipe, or the read end of a pipe
+  ///   this center made for an earlier registration, to share it.
+  /// - Returns: The token and the read end to watch. The pipe is closed when its last
+  ///   registration is cancelled.
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidFile`` when
+  ///   `fileDescriptor` was not made by this center.
+  public func registerFileDescriptor(_ name: NotifyName, reusing fileDescriptor: CInt? = nil)
+    async throws(NotifyError) -> (token: NotifyToken, fileDescriptor: CInt)
+  {
+    let ends = try registry.withLock { registry throws(NotifyError) -> (CInt, CInt) in
+      if let fileDescriptor {
+        guard let write = registry.pipes[fileDescriptor]?.write else {
+          throw NotifyError(
+            .invalidFile, "file descriptor \(fileDescriptor) was not made by this notify center")
+        }
+        registry.pipes[fileDescriptor]?.users += 1
+        return (fileDescriptor, write)
+      }
+      var fds: [CInt] = [-1, -1]
+      guard pipe(&fds) == 0 else {
+        throw NotifyError(.failed, "cannot make a pipe: errno \(errno)")
+      }
+      for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+      _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
+      registry.pipes[fds[0]] = Registry.Pipe(write: fds[1], users: 1)
+      return (fds[0], fds[1])
+    }
+    do {
+      let token = try await add(.name(name), .fileDescriptor(write: ends.1, read: ends.0))
+      return (token, ends.0)
+    } catch {
+      registry.withLock { $0.releasePipe(ends.0) }
+      throw error
+    }
+  }
+
+  /// Registers to have `signal` sent to this process for each post.
+  ///
+  /// Which name fired can only be told by calling ``check(_:)`` on each token.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidSignal`` for a number
+  ///   outside 1 through 64.
+  public func registerSignal(_ name: NotifyName, signal: CInt) async throws(NotifyError)
+    -> NotifyToken
+  {
+    guard (1...64).contains(signal), signal != SIGKILL, signal != SIGSTOP else {
+      throw NotifyError(.invalidSignal, "signal \(signal) cannot be used for notifications")
+    }
+    return try await add(.name(name), .signal(signal))
+  }
+
+  /// The posts of `name` as an asynchronous sequence.
+  ///
+  /// - Parameter bufferSize: How many undelivered events to keep; older ones are dropped
+  ///   (they coalesce) when the consumer falls behind.
+  public func events(for name: NotifyName, bufferSize: Int = 1) async throws(NotifyError)
+    -> NotifyEvents
+  {
+    try await makeEvents(.name(name), bufferSize: bufferSize)
+  }
+
+  /// The posts of every name in the namespace `prefix` (the name itself, or any name that continues
+  /// it after a `.`), as an asynchronous sequence.
+  ///
+  /// A NotifyBus addition.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidName`` when `prefix` is
+  ///   not a bus-name-like namespace (elements of `[A-Za-z0-9_-]` not starting with a
+  ///   digit).
+  public func events(inNamespace prefix: String, bufferSize: Int = 64) async throws(NotifyError)
+    -> NotifyEvents
+  {
+    _ = try NotifyWire.rule(forNamespace: prefix)
+    return try await makeEvents(.namespace(prefix), bufferSize: bufferSize)
+  }
+
+  private func makeEvents(_ subject: Subject, bufferSize: Int) async throws(NotifyError)
+    -> NotifyEvents
+  {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: NotifyEvent.self, bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
+    let token = try await add(subject, .stream(continuation))
+    continuation.onTermination = { [weak self] _ in try? self?.cancel(token) }
+    return NotifyEvents(token: token, stream: stream)
+  }
+
+  private func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
+    -> NotifyToken
+  {
+    let raw = Self.lastToken.add(1, ordering: .relaxed).newValue
+    guard raw > 0 else { throw NotifyError(.failed, "this process has used every token") }
+    let token = NotifyToken(rawValue: raw)
+    let pending = registry.withLock { registry in
+      registry.insert(Registration(token: token, subject: subject, delivery: delivery))
+      return registry.subscription(for: subject, isLocal: isLocal(subject)) {
+        Task { await self.subscribe(subject) }
+      }
+    }
+    guard let pending else { return token }
+    if case .failure(let error) = await pending.value {
+      try? cancel(token)
+      throw NotifyError(.failed, "cannot watch \(subject): \(error.message)")
+    }
+    return token
+  }
+
+  private func isLocal(_ subject: Subject) -> Bool {
+    if case .name(let name) = subject { return name.isProcessLocal }
+    return false
+  }
+
+  /// Adds the match rule for `subject` and routes what it matches to its registrations.
+  private func subscribe(_ subject: Subject) async -> Result<Void, DBusError> {
+    let rule: MatchRule
+    switch subject {
+    case .name(let name): rule = NotifyWire.rule(for: name)
+    case .namespace(let prefix):
+      do {
+        rule = try NotifyWire.rule(forNamespace: prefix)
+      } catch {
+        return .failure(DBusError(.matchRuleInvalid, error.message))
+      }
+    }
+    do {
+      let subscription = try await connection.subscribe(rule) { [weak self] message in
+        self?.received(message, for: subject)
+      }
+      let orphaned = registry.withLock { $0.subscribed(subject, subscription) }
+      if orphaned { await subscription.cancel() }
+      return .success(())
+    } catch {
+      registry.withLock { $0.subscriptionFailed(subject) }
+      return .failure(error)
+    }
+  }
+
+  // MARK: - Receiving
+
+  /// Handles a signal routed to `subject`'s subscription, on the connection's thread.
+  private func received(_ message: Message, for subject: Subject) {
+    guard let name = NotifyWire.postedName(in: message) else {
+      registry.withLock { $0.malformedSignals += 1 }
+      return
+    }
+    switch subject {
+    case .name(let expected) where expected != name:
+      registry.withLock { $0.malformedSignals += 1 }
+      return
+    case .namespace(let prefix) where !name.isInside(namespace: prefix):
+      registry.withLock { $0.malformedSignals += 1 }
+      return
+    default:
+      break
+    }
+    let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
+    deliver(name, to: subject, sender: message.sender?.rawValue, sequence: sequence)
+  }
+
+  /// Marks every registration of `subject` as posted and delivers to those not
+  /// suspended.
+  func deliver(
+    _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
+    resynchronization: Bool = false
+  ) {
+    let actions = registry.withLock { registry in
+      registry.post(
+        name, to: subject, sender: sender, sequence: sequence, resynchronization: resynchronization)
+    }
+    perform(actions)
+  }
+
+  /// Delivers once to every registration after the bus came back.
+  private func resynchronize() {
+    let actions = registry.withLock { $0.resynchronizeAll() }
+    perform(actions)
+  }
+
+  func perform(_ actions: [Registry.Action]) {
+    for action in actions {
+      switch action {
+      case .dispatch(let queue, let handler, let token):
+        queue.async { [weak self] in
+          guard let self, self.registry.withLock({ $0.startDispatch(token) }) else { return }
+          handler(token)
+        }
+      case .yield(let continuation, let event):
+        continuation.yield(event)
+      case .signal(let number):
+        kill(getpid(), number)
+      }
+    }
+  }
+
+  // MARK: - Tokens
+
+  /// Whether a post reached the registration since the last call; the first call on a
+  /// token returns true.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live.
+  public func check(_ token: NotifyToken) throws(NotifyError) -> Bool {
+    try registry.withLock { registry throws(NotifyError) in
+      guard var registration = registry.registrations[token] else { throw Self.invalid(token) }
+      let changed = registration.postCount != registration.checkedCount
+      registration.checkedCount = registration.postCount
+      registry.registrations[token] = registration
+      return changed
+    }
+  }
+
+  /// Ends a registration at once: nothing more is delivered for it, not even a handler already
+  /// queued.
+  ///
+  /// Callable from inside the registration's own handler.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live.
+  public func cancel(_ token: NotifyToken) throws(NotifyError) {
+    let (removed, unsubscribe) = registry.withLock { $0.remove(token) }
+    guard let removed else { throw Self.invalid(token) }
+    if case .stream(let continuation) = removed.delivery { continuation.finish() }
+    if let unsubscribe { Task { await unsubscribe.cancel() } }
+  }
+
+  /// Whether `token` is a live registration of this center.
+  public func isValid(_ token: NotifyToken) -> Bool {
+    registry.withLock { $0.registrations[token] != nil }
+  }
+
+  /// Pauses delivery to a registration.
+  ///
+  /// Calls nest; posts meanwhile collapse into one delivery when the last ``resume(_:)`` comes.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live.
+  public func suspend(_ token: NotifyToken) throws(NotifyError) {
+    try registry.withLock { registry throws(NotifyError) in
+      guard registry.registrations[token] != nil else { throw Self.invalid(token) }
+      registry.registrations[token]?.suspendCount += 1
+    }
+  }
+
+  /// Undoes one ``suspend(_:)``; the last one delivers once if posts arrived meanwhile.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live, or ``NotifyStatus/invalidRequest`` when it is not suspended.
+  public func resume(_ token: NotifyToken) throws(NotifyError) {
+    let actions = try registry.withLock { registry throws(NotifyError) in
+      try registry.resume(token)
+    }
+    perform(actions)
+  }
+
+  /// The name a token watches, for name registrations.
+  public func name(of token: NotifyToken) throws(NotifyError) -> NotifyName? {
+    try registry.withLock { registry throws(NotifyError) in
+      guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
+      if case .name(let name) = registration.subject { return name }
+      return nil
+    }
+  }
+
+  /// The kind of delivery a token uses: `dispatch`, `check`, `file`, `signal` or
+  /// `stream`.
+  public func deliveryType(of token: NotifyToken) throws(NotifyError) -> String {
+    try registry.withLock { registry throws(NotifyError) in
+      guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
+      return registration.delivery.typeName
+    }
+  }
+
+  static func invalid(_ token: NotifyToken) -> NotifyError {
+    NotifyError(.invalidToken, "token \(token) is not a live registration")
+  }
+
+  // MARK: - Statistics
+
+  /// Counters for diagnostics and tests.
+  public struct Statistics: Hashable, Sendable {
+    /// Live registrations.
+    public var registrations: Int
+    /// Names and namespaces with a subscription on the bus.
+    public var subscriptions: Int
+    /// `Posted` signals that were malformed or did not match their interface, ignored.
+    public var malformedSignals: Int
+    /// Deliveries made (handlers queued, events yielded, bytes written, signals sent).
+    public var deliveries: Int
+  }
+
+  /// The current counters.
+  public var statistics: Statistics {
+    registry.withLock {
+      Statistics(
+        registrations: $0.registrations.count, subscriptions: $0.subjects.count,
+        malformedSignals: $0.malformedSignals, deliveries: $0.deliveries)
+    }
+  }
+}
+
+extension Subject: CustomStringConvertible {
+  var description: String {
+    switch self {
+    case .name(let name): "'\(name)'"
+    case .namespace(let prefix): "namespace '\(prefix)'"
+    }
+  }
+}

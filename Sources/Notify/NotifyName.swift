@@ -1,0 +1,82 @@
+/// A notification name, such as `group.example.saved`.
+///
+/// Names are UTF-8, not empty, at most 511 bytes (Darwin's 512 including the NUL) and
+/// contain no NUL. Reverse-DNS names are recommended; nothing else is imposed. Two
+/// prefixes have meaning:
+///
+/// - `self.`: the name never leaves the process (``isProcessLocal``);
+/// - `user.uid.<N>` and `user.uid.<N>.…`: only user N or root may post or set state
+///   (enforced by `notifyd`).
+public struct NotifyName: Hashable, Sendable, Comparable, CustomStringConvertible,
+  ExpressibleByStringLiteral
+{
+  /// The name.
+  public let rawValue: String
+
+  /// The longest name in bytes.
+  public static let maximumLength = 511
+
+  /// Creates a name, checking it.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidName`` saying why.
+  public init(_ name: String) throws(NotifyError) {
+    if let problem = Self.problem(with: name) {
+      throw NotifyError(.invalidName, "invalid notification name '\(name)': \(problem)")
+    }
+    rawValue = name
+  }
+
+  /// Creates a name from a literal; an invalid literal stops the program.
+  public init(stringLiteral value: String) {
+    if let problem = Self.problem(with: value) {
+      preconditionFailure("invalid notification name literal '\(value)': \(problem)")
+    }
+    rawValue = value
+  }
+
+  /// The reason `name` is not valid, or `nil`.
+  public static func problem(with name: String) -> String? {
+    let length = name.utf8.count
+    if length == 0 { return "it is empty" }
+    if length > maximumLength { return "it is \(length) bytes long; the limit is \(maximumLength)" }
+    if name.utf8.contains(0) { return "it contains a NUL character" }
+    return nil
+  }
+
+  /// Whether the name is private to this process (it starts with `self.`).
+  public var isProcessLocal: Bool { rawValue.utf8.starts(with: "self.".utf8) }
+
+  /// For `user.uid.N` and `user.uid.N.…` names, N.
+  public var reservedUserID: UInt32? {
+    let prefix = "user.uid."
+    guard rawValue.utf8.starts(with: prefix.utf8) else { return nil }
+    let rest = rawValue.utf8.dropFirst(prefix.utf8.count)
+    let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    guard !digits.isEmpty,
+      rest.count == digits.count || rest.dropFirst(digits.count).first == UInt8(ascii: ".")
+    else { return nil }
+    return UInt32(String(decoding: digits, as: UTF8.self))
+  }
+
+  /// Whether this name lies in the namespace `prefix`: it equals it or continues it
+  /// after a `.`.
+  public func isInside(namespace prefix: String) -> Bool {
+    rawValue.utf8.elementsEqual(prefix.utf8)
+      || (rawValue.utf8.starts(with: prefix.utf8)
+        && rawValue.utf8.dropFirst(prefix.utf8.count).first == UInt8(ascii: "."))
+  }
+
+  public var description: String { rawValue }
+
+  public static func < (lhs: NotifyName, rhs: NotifyName) -> Bool {
+    lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
+  }
+
+  public static func == (lhs: NotifyName, rhs: NotifyName) -> Bool {
+    lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    for byte in rawValue.utf8 { hasher.combine(byte) }
+  }
+}

@@ -1,0 +1,50 @@
+import Dispatch
+
+/// How a registration is told of a post.
+enum Delivery {
+  /// Run a handler on a queue.
+  case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void)
+  /// Nothing: the owner polls with `check`.
+  case check
+  /// Write the token, 4 bytes big-endian, to a pipe.
+  case fileDescriptor(write: CInt, read: CInt)
+  /// Send a signal to this process.
+  case signal(CInt)
+  /// Yield an event to a stream.
+  case stream(AsyncStream<NotifyEvent>.Continuation)
+
+  var typeName: String {
+    switch self {
+    case .dispatch: "dispatch"
+    case .check: "check"
+    case .fileDescriptor: "file"
+    case .signal: "signal"
+    case .stream: "stream"
+    }
+  }
+}
+
+/// What a registration watches: one name, or every name in a namespace.
+enum Subject: Hashable {
+  case name(NotifyName)
+  case namespace(String)
+}
+
+/// One live registration.
+///
+/// Lives in ``NotifyCenter``'s registry, under its lock.
+struct Registration {
+  let token: NotifyToken
+  let subject: Subject
+  let delivery: Delivery
+  /// Posts that reached this registration; starts at 1 so the first check is true.
+  var postCount: UInt64 = 1
+  /// `postCount` at the last check; starts at 0.
+  var checkedCount: UInt64 = 0
+  /// Nesting depth of `suspend`.
+  var suspendCount = 0
+  /// A post arrived while suspended: deliver once on the last resume.
+  var deferred: NotifyEvent?
+  /// A dispatch block is queued and has not started: further posts coalesce into it.
+  var scheduled = false
+}

@@ -1,0 +1,200 @@
+import DBus
+import Dispatch
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Every registration of a ``NotifyCenter``, kept under the center's lock.
+///
+/// Methods here never block and never call out: they return ``Action``s that the center
+/// performs after releasing the lock, except pipe writes, which are non-blocking and
+/// done under the lock so a concurrent cancel cannot close the pipe mid-write.
+struct Registry {
+  /// Work to do outside the lock.
+  enum Action {
+    case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void, NotifyToken)
+    case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
+    case signal(CInt)
+  }
+
+  /// A name or namespace and its registrations.
+  struct SubjectState {
+    var tokens: [NotifyToken] = []
+    var subscription: SignalSubscription?
+    var pending: Task<Result<Void, DBusError>, Never>?
+  }
+
+  /// A pipe made by ``NotifyCenter/registerFileDescriptor(_:reusing:)``.
+  struct Pipe {
+    var write: CInt
+    var users: Int
+  }
+
+  var registrations: [NotifyToken: Registration] = [:]
+  var subjects: [Subject: SubjectState] = [:]
+  var pipes: [CInt: Pipe] = [:]
+  var malformedSignals = 0
+  var deliveries = 0
+  /// The state of `self.` names.
+  var localState: [NotifyName: UInt64] = [:]
+  /// The last state this process set for each name, to restore after a `notifyd`
+  /// restart.
+  var lastSetState: [NotifyName: UInt64] = [:]
+
+  mutating func insert(_ registration: Registration) {
+    registrations[registration.token] = registration
+    subjects[registration.subject, default: SubjectState()].tokens.append(registration.token)
+  }
+
+  /// The subscription task to wait for before `subject`'s first registration returns; starts it
+  /// with `start` when there is none yet.
+  ///
+  /// `nil` when nothing needs waiting.
+  mutating func subscription(
+    for subject: Subject, isLocal: Bool,
+    start: () -> Task<Result<Void, DBusError>, Never>
+  ) -> Task<Result<Void, DBusError>, Never>? {
+    guard !isLocal, var state = subjects[subject], state.subscription == nil else { return nil }
+    if let pending = state.pending { return pending }
+    let task = start()
+    state.pending = task
+    subjects[subject] = state
+    return task
+  }
+
+  /// Records a subscription.
+  ///
+  /// Returns `true` when every registration went away while it was being made, so the caller should
+  /// cancel it.
+  mutating func subscribed(_ subject: Subject, _ subscription: SignalSubscription) -> Bool {
+    guard var state = subjects[subject], !state.tokens.isEmpty else {
+      subjects[subject] = nil
+      return true
+    }
+    state.subscription = subscription
+    state.pending = nil
+    subjects[subject] = state
+    return false
+  }
+
+  mutating func subscriptionFailed(_ subject: Subject) {
+    subjects[subject]?.pending = nil
+  }
+
+  /// Removes a registration.
+  ///
+  /// - Returns: It, if it was live, and the bus subscription to cancel when it was the
+  ///   last of its subject.
+  mutating func remove(_ token: NotifyToken) -> (Registration?, SignalSubscription?) {
+    guard let registration = registrations.removeValue(forKey: token) else { return (nil, nil) }
+    if case .fileDescriptor(_, let read) = registration.delivery { releasePipe(read) }
+    var unsubscribe: SignalSubscription?
+    if var state = subjects[registration.subject] {
+      state.tokens.removeAll { $0 == token }
+      if state.tokens.isEmpty && state.pending == nil {
+        unsubscribe = state.subscription
+        subjects[registration.subject] = nil
+      } else {
+        subjects[registration.subject] = state
+      }
+    }
+    return (registration, unsubscribe)
+  }
+
+  mutating func releasePipe(_ read: CInt) {
+    guard var pipe = pipes[read] else { return }
+    pipe.users -= 1
+    if pipe.users > 0 {
+      pipes[read] = pipe
+      return
+    }
+    pipes[read] = nil
+    close(pipe.write)
+    close(read)
+  }
+
+  /// Records a post to every registration of `subject`.
+  mutating func post(
+    _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
+    resynchronization: Bool
+  ) -> [Action] {
+    guard let tokens = subjects[subject]?.tokens else { return [] }
+    var actions: [Action] = []
+    for token in tokens {
+      guard var registration = registrations[token] else { continue }
+      registration.postCount += 1
+      let event = NotifyEvent(
+        token: token, name: name, postCount: registration.postCount, sender: sender,
+        sequence: sequence, isResynchronization: resynchronization)
+      if registration.suspendCount > 0 {
+        registration.deferred = event
+      } else {
+        deliver(event, to: &registration, into: &actions)
+      }
+      registrations[token] = registration
+    }
+    return actions
+  }
+
+  /// Records a possible missed post for every registration that listens on the bus.
+  mutating func resynchronizeAll() -> [Action] {
+    var actions: [Action] = []
+    for (subject, _) in subjects {
+      let name: NotifyName?
+      switch subject {
+      case .name(let value): name = value.isProcessLocal ? nil : value
+      case .namespace(let prefix): name = try? NotifyName(prefix)
+      }
+      guard let name else { continue }
+      actions += post(name, to: subject, sender: nil, sequence: nil, resynchronization: true)
+    }
+    return actions
+  }
+
+  private mutating func deliver(
+    _ event: NotifyEvent, to registration: inout Registration, into actions: inout [Action]
+  ) {
+    switch registration.delivery {
+    case .dispatch(let queue, let handler):
+      guard !registration.scheduled else { return }
+      registration.scheduled = true
+      actions.append(.dispatch(queue, handler, registration.token))
+    case .check:
+      return
+    case .fileDescriptor(let write, _):
+      var bigEndian = UInt32(bitPattern: registration.token.rawValue).bigEndian
+      _ = Glibc.write(write, &bigEndian, 4)
+    case .signal(let number):
+      actions.append(.signal(number))
+    case .stream(let continuation):
+      actions.append(.yield(continuation, event))
+    }
+    deliveries += 1
+  }
+
+  /// Called as a queued handler starts: whether the registration is still live, and
+  /// lets later posts queue the handler again.
+  mutating func startDispatch(_ token: NotifyToken) -> Bool {
+    guard registrations[token] != nil else { return false }
+    registrations[token]?.scheduled = false
+    return true
+  }
+
+  mutating func resume(_ token: NotifyToken) throws(NotifyError) -> [Action] {
+    guard var registration = registrations[token] else { throw NotifyCenter.invalid(token) }
+    guard registration.suspendCount > 0 else {
+      throw NotifyError(.invalidRequest, "token \(token) is not suspended")
+    }
+    registration.suspendCount -= 1
+    var actions: [Action] = []
+    if registration.suspendCount == 0, let event = registration.deferred {
+      registration.deferred = nil
+      deliver(event, to: &registration, into: &actions)
+    }
+    registrations[token] = registration
+    return actions
+  }
+}

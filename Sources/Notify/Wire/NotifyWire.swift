@@ -1,0 +1,120 @@
+public import DBus
+
+/// The names and layout of NotifyBus's notification signals on D-Bus.
+///
+/// Specified in `Protocol/notify.md`; the constants here and that document change
+/// together.
+public enum NotifyWire {
+  /// The object path every `Posted` signal is sent from.
+  public static let path: ObjectPath = "/org/notifybus/Notify1"
+  /// The signal member.
+  public static let member: MemberName = "Posted"
+  /// The well-known name and interface of `notifyd`.
+  public static let service: BusName = "org.notifybus.Notify1"
+  /// The interface of `notifyd`'s methods.
+  public static let serviceInterface: InterfaceName = "org.notifybus.Notify1"
+  /// The prefix of every per-name signal interface.
+  public static let interfacePrefix = "org.notifybus.Notify1.N."
+  /// The prefix of a hashed per-name interface, used when the escaped one would pass
+  /// 255 bytes.
+  public static let hashedInterfacePrefix = "org.notifybus.Notify1.H."
+
+  /// The interface a `Posted` signal for `name` carries, so the bus daemon routes it by
+  /// its interface index instead of walking every match rule.
+  ///
+  /// Each `.`-separated element of the name becomes one interface element: ASCII letters
+  /// and digits stay; every other byte (including `_`) becomes `_` and two lower-case hex
+  /// digits; a leading digit is escaped the same way; an empty element becomes `_`.
+  /// `group.example.saved` gives `org.notifybus.Notify1.N.group.example.saved`. When the
+  /// result would pass 255 bytes, the interface is `org.notifybus.Notify1.H.` followed by
+  /// `h` and 32 hex digits of ``hash128(_:)`` of the name. Receivers always compare the
+  /// first argument with the name, so distinct names that share an interface are told
+  /// apart.
+  public static func interface(for name: NotifyName) -> InterfaceName {
+    var result = interfacePrefix
+    var first = true
+    for element in name.rawValue.utf8.split(
+      separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+    {
+      if !first { result += "." }
+      first = false
+      if element.isEmpty {
+        result += "_"
+        continue
+      }
+      for (index, byte) in element.enumerated() {
+        let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+        let isDigit = byte >= 0x30 && byte <= 0x39
+        if isLetter || (isDigit && index > 0) {
+          result.unicodeScalars.append(UnicodeScalar(byte))
+        } else {
+          result += "_" + hex(byte)
+        }
+      }
+    }
+    if result.utf8.count > 255 {
+      return InterfaceName(unchecked: hashedInterfacePrefix + "h" + hash128(name.rawValue))
+    }
+    return InterfaceName(unchecked: result)
+  }
+
+  /// A 128-bit FNV-1a hash of the name's bytes as 32 lower-case hex digits: two 64-bit
+  /// FNV-1a passes, the second with the offset basis XOR `0x5555555555555555`.
+  public static func hash128(_ text: String) -> String {
+    var first: UInt64 = 0xcbf2_9ce4_8422_2325
+    var second: UInt64 = 0xcbf2_9ce4_8422_2325 ^ 0x5555_5555_5555_5555
+    for byte in text.utf8 {
+      first = (first ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+      second = (second ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    }
+    return hex64(first) + hex64(second)
+  }
+
+  /// The match rule for one name: its interface, member and path.
+  public static func rule(for name: NotifyName) -> MatchRule {
+    MatchRule.signal(interface: interface(for: name), member: member, path: path)
+  }
+
+  /// The match rule for every name in a namespace, by `arg0namespace`.
+  public static func rule(forNamespace prefix: String) throws(NotifyError) -> MatchRule {
+    var rule = MatchRule.signal(member: member, path: path)
+    rule.arg0Namespace = prefix
+    do {
+      try rule.validate()
+    } catch {
+      throw NotifyError(.invalidName, "invalid namespace '\(prefix)': \(error.message)")
+    }
+    return rule
+  }
+
+  /// The `Posted` signal for `name`: body `(s name, t sequence)`.
+  public static func signal(for name: NotifyName, sequence: UInt64) -> Message {
+    .signal(
+      path: path, interface: interface(for: name), member: member,
+      body: [.string(name.rawValue), .uint64(sequence)])
+  }
+
+  /// The name a received `Posted` signal announces, if it is well formed: path and
+  /// member as above, a first argument that is a valid name, an interface that matches
+  /// it, and a second argument, when present, that is a `t`.
+  public static func postedName(in message: Message) -> NotifyName? {
+    guard message.kind == .signal, message.member == member, message.path == path,
+      case .string(let text)? = message.body.first, let name = try? NotifyName(text),
+      message.interface == interface(for: name)
+    else { return nil }
+    if message.body.count > 1, case .uint64 = message.body[1] {
+    } else if message.body.count > 1 {
+      return nil
+    }
+    return name
+  }
+
+  private static func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
+  }
+
+  private static func hex64(_ value: UInt64) -> String {
+    (0..<8).reversed().map { hex(UInt8(truncatingIfNeeded: value >> (UInt64($0) * 8))) }.joined()
+  }
+}

@@ -1,0 +1,93 @@
+import DBus
+import Notify
+import Testing
+
+struct NotifyNameTests {
+  @Test(arguments: [
+    ("", "it is empty"),
+    (String(repeating: "a", count: 512), "it is 512 bytes long; the limit is 511"),
+    ("a\u{0}b", "it contains a NUL character"),
+  ])
+  func invalidNamesSayWhy(_ name: String, _ reason: String) {
+    let error = #expect(throws: NotifyError.self) { try NotifyName(name) }
+    #expect(error?.status == .invalidName)
+    #expect(error?.message.hasSuffix(reason) == true, "\(error?.message ?? "")")
+  }
+
+  @Test func longestNameIsAccepted() throws {
+    #expect(try NotifyName(String(repeating: "a", count: 511)).rawValue.utf8.count == 511)
+  }
+
+  @Test func processLocalAndUserNamespaces() {
+    #expect(NotifyName("self.cache").isProcessLocal)
+    #expect(!NotifyName("selfish.x").isProcessLocal)
+    #expect(NotifyName("user.uid.50").reservedUserID == 50)
+    #expect(NotifyName("user.uid.50.x").reservedUserID == 50)
+    #expect(NotifyName("user.uid.50x").reservedUserID == nil)
+    #expect(NotifyName("user.uid.").reservedUserID == nil)
+  }
+
+  @Test func namespaces() {
+    let name: NotifyName = "group.example.saved"
+    #expect(name.isInside(namespace: "group.example"))
+    #expect(name.isInside(namespace: "group.example.saved"))
+    #expect(!name.isInside(namespace: "group.ex"))
+  }
+}
+
+struct NotifyWireTests {
+  @Test func documentedExample() {
+    #expect(
+      NotifyWire.interface(for: "group.example.saved").rawValue
+        == "org.notifybus.Notify1.N.group.example.saved")
+  }
+
+  @Test(arguments: [
+    ("com.apple.system.timezone", "org.notifybus.Notify1.N.com.apple.system.timezone"),
+    ("a_b.c-d", "org.notifybus.Notify1.N.a_5fb.c_2dd"),
+    ("9lives.x", "org.notifybus.Notify1.N._39lives.x"),
+    ("a..b.", "org.notifybus.Notify1.N.a._.b._"),
+    ("grüße", "org.notifybus.Notify1.N.gr_c3_bc_c3_9fe"),
+    ("self", "org.notifybus.Notify1.N.self"),
+  ])
+  func escaping(_ name: String, _ interface: String) throws {
+    #expect(NotifyWire.interface(for: try NotifyName(name)).rawValue == interface)
+  }
+
+  @Test func everyNameGivesAValidInterface() throws {
+    let names = [
+      ".", "..", "a", "é", "\u{1F600}", String(repeating: "x.", count: 200), " ", "_", "-",
+      String(repeating: "é", count: 255), "a b", "1", "1.2.3",
+    ]
+    for text in names {
+      let interface = NotifyWire.interface(for: try NotifyName(text))
+      #expect(InterfaceName.isValid(interface.rawValue), "\(text) → \(interface)")
+      #expect(interface.rawValue.utf8.count <= 255)
+    }
+  }
+
+  @Test func longNamesAreHashed() throws {
+    let long = try NotifyName(String(repeating: "é", count: 200))
+    let interface = NotifyWire.interface(for: long).rawValue
+    #expect(interface.hasPrefix("org.notifybus.Notify1.H.h"))
+    #expect(interface.utf8.count == "org.notifybus.Notify1.H.h".utf8.count + 32)
+    let other = try NotifyName(String(repeating: "é", count: 199) + "e")
+    #expect(NotifyWire.interface(for: other) != NotifyWire.interface(for: long))
+  }
+
+  @Test func postedNameAcceptsTheMinimalSignalAndRejectsMismatches() {
+    let name: NotifyName = "group.example.saved"
+    let interface = NotifyWire.interface(for: name)
+    func signal(_ interface: InterfaceName, _ body: [DBusValue]) -> Message {
+      .signal(path: NotifyWire.path, interface: interface, member: "Posted", body: body)
+    }
+    #expect(NotifyWire.postedName(in: signal(interface, [.string(name.rawValue)])) == name)
+    #expect(
+      NotifyWire.postedName(in: signal(interface, [.string(name.rawValue), .uint64(3)])) == name)
+    #expect(NotifyWire.postedName(in: signal(interface, [])) == nil)
+    #expect(NotifyWire.postedName(in: signal(interface, [.uint32(1)])) == nil)
+    #expect(NotifyWire.postedName(in: signal(interface, [.string("other.name")])) == nil)
+    #expect(
+      NotifyWire.postedName(in: signal(interface, [.string(name.rawValue), .string("x")])) == nil)
+  }
+}

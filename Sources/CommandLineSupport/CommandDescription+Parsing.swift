@@ -6,7 +6,8 @@ extension CommandDescription {
   ///   separate form takes the next argument unless it looks like an option (`-x`, `--x`),
   ///   so `--count --json` is a missing value, while negative numbers such as `-5` are values.
   /// - Short flags combine: `-vq` is `-v -q`. Single-dash words such as `-dispatch` match
-  ///   whole before being split.
+  ///   whole before being split, and a long name typed with one dash (`-count`) is refused
+  ///   with a suggestion rather than read as `-c ount`.
   /// - `--` ends the options: everything after it is positional. A lone `-` is positional.
   /// - An option given again adds an occurrence: ``ParsedArguments/value(_:)`` is the last
   ///   one, ``ParsedArguments/values(_:)`` all of them.
@@ -76,6 +77,9 @@ extension CommandDescription {
         try record(option, as: name, inline: inline)
       } else if let option = option(named: token) {
         try record(option, as: token, inline: nil)
+      } else if allOptions.contains(where: { $0.names.contains("-" + token) }) {
+        // `-count` for `--count` would otherwise read as `-c ount`.
+        throw .unknownOption(token, suggestion: "-" + token)
       } else {
         // A cluster of short options: `-vq`, `-c5`, `-vc 5`.
         var rest = token.dropFirst()

@@ -49,7 +49,7 @@ extension CommandDescription {
       ExitStatus(.failure, "A runtime failure, reported on standard error."),
       ExitStatus(.validationFailure, "Bad usage (EX_USAGE), reported on standard error."),
     ]
-    for status in statuses + exitStatuses {
+    for status in (statuses + exitStatuses).sorted(by: { $0.code.rawValue < $1.code.rawValue }) {
       lines += [".TP", ".B \(status.code)"]
       lines += Self.roffParagraph(status.meaning)
     }

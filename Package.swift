@@ -12,6 +12,7 @@ let package = Package(
   products: [
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
+    .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -40,6 +41,11 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["DBus"]),
+    /// Argument parsing, help, errors and exit codes for every executable, in the
+    /// swift-argument-parser style.
+    ///
+    /// No Foundation, so tools start fast.
+    .target(name: "CommandLineSupport"),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
@@ -83,6 +89,16 @@ let package = Package(
       name: "dbus-test-peer",
       dependencies: ["DBus"],
       path: "Tests/DBusTestPeer"
+    ),
+    /// A small tool on CommandLineSupport that its tests run as a real process.
+    .executableTarget(
+      name: "cli-demo",
+      dependencies: ["CommandLineSupport"],
+      path: "Tests/CommandLineSupportDemo"
+    ),
+    .testTarget(
+      name: "CommandLineSupportTests",
+      dependencies: ["CommandLineSupport", "cli-demo"]
     ),
     .testTarget(
       name: "NotifyTests",

@@ -1,0 +1,155 @@
+extension CommandDescription {
+  /// Parses a command line, given without the program name.
+  ///
+  /// The rules are getopt_long's, with swift-argument-parser's messages:
+  /// - `--name value`, `--name=value`, `-n value` and `-nvalue` give an option its value; the
+  ///   separate form takes the next argument unless it looks like an option (`-x`, `--x`),
+  ///   so `--count --json` is a missing value, while negative numbers such as `-5` are values.
+  /// - Short flags combine: `-vq` is `-v -q`. Single-dash words such as `-dispatch` match
+  ///   whole before being split, and a long name typed with one dash (`-count`) is refused
+  ///   with a suggestion rather than read as `-c ount`.
+  /// - `--` ends the options: everything after it is positional. A lone `-` is positional.
+  /// - An option given again adds an occurrence: ``ParsedArguments/value(_:)`` is the last
+  ///   one, ``ParsedArguments/values(_:)`` all of them.
+  /// - `-h`/`--help` anywhere before `--` asks for help, whatever else is wrong, and so does
+  ///   `--version` when the command has a version.
+  ///
+  /// - Parameter arguments: The arguments, for example `CommandLine.arguments.dropFirst()`.
+  /// - Returns: The options and positional arguments found.
+  /// - Throws: ``CommandLineError`` naming the offending option, value or argument, or
+  ///   ``CommandLineError/helpRequested`` or ``CommandLineError/versionRequested``.
+  public func parse(
+    _ arguments: some Sequence<String>
+  ) throws(CommandLineError) -> ParsedArguments {
+    let tokens = Array(arguments)
+    let optionPart = tokens.prefix { $0 != "--" }
+    if optionPart.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .helpRequested }
+    if version != nil && optionPart.contains("--version") { throw .versionRequested }
+
+    var occurrences: [ParsedArguments.Occurrence] = []
+    var positionals: [String] = []
+    var index = tokens.startIndex
+
+    /// Records `option` as spelled; takes its value from `inline` or the next token.
+    func record(_ option: OptionDescription, as spelling: String, inline: String?)
+      throws(CommandLineError)
+    {
+      guard option.takesValue else {
+        if let inline { throw .unexpectedValue(inline, for: spelling) }
+        occurrences.append(.init(option: option, spelling: spelling, value: nil))
+        return
+      }
+      let value: String
+      if let inline {
+        value = inline
+      } else if index < tokens.endIndex && !Self.looksLikeOption(tokens[index]) {
+        value = tokens[index]
+        index += 1
+      } else {
+        throw .missingValue(label: option.spelled(spelling), abstract: option.abstract)
+      }
+      if !option.choices.isEmpty && !option.choices.contains(value) {
+        throw .invalidValue(
+          value, label: option.spelled(spelling), abstract: option.abstract,
+          error: ValueConversionError("not one of the choices", choices: option.choices))
+      }
+      occurrences.append(.init(option: option, spelling: spelling, value: value))
+    }
+
+    while index < tokens.endIndex {
+      let token = tokens[index]
+      index += 1
+      if token == "--" {
+        positionals += tokens[index...]
+        break
+      } else if !Self.looksLikeOption(token) {
+        positionals.append(token)
+      } else if token.hasPrefix("--") {
+        let parts = token.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(parts[0])
+        let inline = parts.count == 2 ? String(parts[1]) : nil
+        guard let option = option(named: name) else {
+          if let inline, allOptions.contains(where: { $0.names.contains(name) }) {
+            throw .unexpectedValue(inline, for: name)  // `--help=x`, `--version=x`
+          }
+          throw .unknownOption(name, suggestion: suggestion(for: name))
+        }
+        try record(option, as: name, inline: inline)
+      } else if let option = option(named: token) {
+        try record(option, as: token, inline: nil)
+      } else if allOptions.contains(where: { $0.names.contains("-" + token) }) {
+        // `-count` for `--count` would otherwise read as `-c ount`.
+        throw .unknownOption(token, suggestion: "-" + token)
+      } else {
+        // A cluster of short options: `-vq`, `-c5`, `-vc 5`.
+        var rest = token.dropFirst()
+        while let character = rest.first {
+          let isFirst = rest.startIndex == token.index(after: token.startIndex)
+          rest = rest.dropFirst()
+          let name = "-\(character)"
+          if name == "-h" { throw .helpRequested }  // in a cluster such as `-vh`
+          guard let option = option(named: name) else {
+            throw isFirst
+              ? .unknownOption(token, suggestion: token.count > 2 ? suggestion(for: token) : nil)
+              : .unknownOption(name, suggestion: nil)
+          }
+          if option.takesValue {
+            try record(option, as: name, inline: rest.isEmpty ? nil : String(rest))
+            break
+          }
+          try record(option, as: name, inline: nil)
+        }
+      }
+    }
+
+    var remaining = positionals[...]
+    var values: [[String]] = []
+    for argument in self.arguments {
+      let taken = argument.isRepeating ? Array(remaining) : remaining.first.map { [$0] } ?? []
+      remaining = remaining.dropFirst(taken.count)
+      if taken.isEmpty && !argument.isOptional {
+        throw .missingArgument(argument, commandLineIsEmpty: tokens.isEmpty)
+      }
+      values.append(taken)
+    }
+    if !remaining.isEmpty { throw .unexpectedArguments(Array(remaining)) }
+    return ParsedArguments(command: self, occurrences: occurrences, argumentValues: values)
+  }
+
+  /// The command's option with this exact spelling, such as `--count` or `-c`.
+  func option(named name: String) -> OptionDescription? {
+    options.first { $0.names.contains(name) }
+  }
+
+  /// The closest long option name to a misspelled one, if it is close enough (AP's rule:
+  /// an edit distance under 4).
+  func suggestion(for name: String) -> String? {
+    let candidates = allOptions.flatMap(\.names).filter { $0.count > 2 }
+    let scored = candidates.map { ($0, Self.editDistance($0, name)) }.filter { $0.1 < 4 }
+    return scored.min { $0.1 < $1.1 }?.0
+  }
+
+  /// Whether `token` is an option rather than a value: it starts with `-`, is not a lone `-`
+  /// and is not a negative number such as `-5` or `-.5`.
+  static func looksLikeOption(_ token: String) -> Bool {
+    guard token.hasPrefix("-"), token.count > 1 else { return false }
+    let body = token.dropFirst()
+    let number = body.first == "." ? body.dropFirst() : body
+    return !(number.first.map { $0.isASCII && $0.isNumber } ?? false)
+  }
+
+  /// The Levenshtein distance between two strings, counted in characters.
+  static func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    var previous = Array(0...b.count)
+    for (i, x) in a.enumerated() {
+      var current = [i + 1]
+      for (j, y) in b.enumerated() {
+        current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+      }
+      previous = current
+    }
+    return previous[b.count]
+  }
+}

@@ -1,0 +1,131 @@
+/// The options and positional arguments found on a command line by
+/// ``CommandDescription/parse(_:)``.
+///
+/// Options are looked up by any of their names as typed (`"--count"` or `"-c"`), positional
+/// arguments by their name (`"name"`). Asking for a name the command does not declare is a
+/// programming error and traps.
+///
+/// ```swift
+/// let parsed = try command.parse(CommandLine.arguments.dropFirst())
+/// let count = try parsed.value("--count", as: Int.self) ?? 1
+/// let names = parsed.values("name")
+/// let json = parsed.contains("--json")
+/// ```
+public struct ParsedArguments: Hashable, Sendable {
+  /// One option as it appeared on the command line.
+  public struct Occurrence: Hashable, Sendable {
+    /// The option's description.
+    public var option: OptionDescription
+    /// The name the user typed, such as `-c` for `-c, --count`.
+    public var spelling: String
+    /// The value, or `nil` for a flag.
+    public var value: String?
+  }
+
+  /// The command that was parsed.
+  public let command: CommandDescription
+  /// Every option given, in command-line order, for tools where order matters.
+  public let occurrences: [Occurrence]
+  /// The values of each positional argument, in the order of ``CommandDescription/arguments``.
+  let argumentValues: [[String]]
+
+  /// Whether an option was given, or a positional argument received a value.
+  public func contains(_ name: String) -> Bool {
+    count(name) > 0
+  }
+
+  /// How many times an option was given (2 for `-v -v` or `-vv`), or how many values a
+  /// positional argument received.
+  public func count(_ name: String) -> Int {
+    name.hasPrefix("-")
+      ? occurrences(of: name).count : argumentValues[declaredArgument(name)].count
+  }
+
+  /// The last value given for an option or argument, else the option's default.
+  public func value(_ name: String) -> String? {
+    entries(name).last?.text
+  }
+
+  /// Every value given for an option or argument, else the option's default, if any.
+  public func values(_ name: String) -> [String] {
+    entries(name).map(\.text)
+  }
+
+  /// The last value of an option or argument, converted; else the converted default.
+  ///
+  /// - Throws: ``CommandLineError`` with code ``CommandLineError/Code/invalidValue`` naming the
+  ///   option as typed and the value, such as
+  ///   `The value 'ten' is invalid for '-c <count>': not an integer`.
+  public func value<Value: CommandLineValue>(
+    _ name: String, as type: Value.Type
+  ) throws(CommandLineError) -> Value? {
+    guard let entry = entries(name).last else { return nil }
+    return try entry.converted(to: type)
+  }
+
+  /// Every value of an option or argument, converted; else the converted default, if any.
+  ///
+  /// - Throws: ``CommandLineError`` naming the first value that does not convert.
+  public func values<Value: CommandLineValue>(
+    _ name: String, as type: Value.Type
+  ) throws(CommandLineError) -> [Value] {
+    var result: [Value] = []
+    for entry in entries(name) { result.append(try entry.converted(to: type)) }
+    return result
+  }
+}
+
+extension ParsedArguments {
+  /// A value with what an error message about it needs.
+  private struct Entry {
+    var text: String
+    var label: String
+    var abstract: String
+
+    func converted<Value: CommandLineValue>(to type: Value.Type) throws(CommandLineError) -> Value {
+      do throws(ValueConversionError) {
+        return try Value(commandLineArgument: text)
+      } catch {
+        throw .invalidValue(text, label: label, abstract: abstract, error: error)
+      }
+    }
+  }
+
+  /// The values given for `name`, or the option's default when none was given.
+  private func entries(_ name: String) -> [Entry] {
+    if name.hasPrefix("-") {
+      let option = declaredOption(name)
+      let given = occurrences(of: name).compactMap { occurrence in
+        occurrence.value.map {
+          Entry(text: $0, label: option.spelled(occurrence.spelling), abstract: option.abstract)
+        }
+      }
+      guard given.isEmpty, let defaultValue = option.defaultValue else { return given }
+      return [Entry(text: defaultValue, label: option.synopsis, abstract: option.abstract)]
+    }
+    let index = declaredArgument(name)
+    let argument = command.arguments[index]
+    return argumentValues[index].map {
+      Entry(text: $0, label: argument.helpLabel, abstract: argument.abstract)
+    }
+  }
+
+  private func occurrences(of name: String) -> [Occurrence] {
+    let option = declaredOption(name)
+    return occurrences.filter { $0.option == option }
+  }
+
+  private func declaredOption(_ name: String) -> OptionDescription {
+    guard let option = command.option(named: name) else {
+      preconditionFailure("'\(command.name)' has no option '\(name)'.")
+    }
+    return option
+  }
+
+  private func declaredArgument(_ name: String) -> Int {
+    guard let index = command.arguments.firstIndex(where: { $0.name == name }) else {
+      preconditionFailure("'\(command.name)' has no argument '<\(name)>'.")
+    }
+    return index
+  }
+}

@@ -1,0 +1,124 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import CommandLineSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+struct StandardStreamTests {
+  /// Reads from `descriptor` until `count` newlines arrived or `limit` seconds passed.
+  func readLines(_ count: Int, from descriptor: CInt, limit: Int32 = 10_000) -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while bytes.count(where: { $0 == UInt8(ascii: "\n") }) < count {
+      var waiter = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      guard poll(&waiter, 1, limit) == 1 else { break }
+      let got = read(descriptor, &buffer, buffer.count)
+      guard got > 0 else { break }
+      bytes += buffer[..<got]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// The lines reach a pipe while the process still runs: nothing waits for a buffer to
+  /// fill or for the process to exit.
+  @Test func flushesEachLineToAPipeAtOnce() throws {
+    let process = Process()
+    process.executableURL = DemoProcess.executable
+    process.arguments = ["--lines", "3", "--hold", "watched", "名前"]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    defer {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    let text = readLines(3, from: output.fileHandleForReading.fileDescriptor)
+    #expect(text == "1 watched 名前\n2 watched 名前\n3 watched 名前\n")
+    #expect(process.isRunning)
+  }
+
+  @Test func reachesTheShellWithEveryExitCode() throws {
+    let help = try DemoProcess.run(["--help"])
+    #expect(help.status == 0 && help.errors.isEmpty)
+    #expect(
+      help.output.hasPrefix("OVERVIEW: Print numbered lines")
+        && help.output.hasSuffix("information.\n\n"))
+
+    let version = try DemoProcess.run(["--version"])
+    #expect(version.status == 0 && version.output == "1.0.0\n")
+
+    let usage = try DemoProcess.run(["--lines", "many"])
+    #expect(usage.status == 64 && usage.output.isEmpty)
+    #expect(
+      usage.errors.hasPrefix(
+        "Error: The value 'many' is invalid for '--lines <lines>': not an integer\n"))
+    #expect(usage.errors.hasSuffix("  See 'cli-demo --help' for more information.\n"))
+
+    let failure = try DemoProcess.run(["--fail"])
+    #expect(failure.status == 1)
+    #expect(
+      failure.output == "line 1\n" && failure.errors == "Error: The demo failed on purpose.\n")
+
+    let custom = try DemoProcess.run(["--exit-code", "3", "-n", "0"])
+    #expect(custom.status == 3 && custom.output.isEmpty && custom.errors.isEmpty)
+  }
+
+  /// Writing to a pipe nobody reads ends the process with `SIGPIPE`, as a C tool ends.
+  @Test func endsWithSIGPIPEWhenTheReaderLeaves() throws {
+    let process = Process()
+    process.executableURL = DemoProcess.executable
+    process.arguments = ["--lines", "100000000"]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    defer {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    _ = readLines(1, from: output.fileHandleForReading.fileDescriptor)
+    try output.fileHandleForReading.close()
+    process.waitUntilExit()
+    #expect(process.terminationReason == .uncaughtSignal)
+    #expect(process.terminationStatus == SIGPIPE)
+  }
+
+  @Test func throwsANamedErrorWhenTheWriteFails() throws {
+    var descriptors: [CInt] = [0, 0]
+    try #require(pipe(&descriptors) == 0)
+    close(descriptors[0])
+    defer { close(descriptors[1]) }
+    let previous = signal(SIGPIPE, SIG_IGN)
+    defer { signal(SIGPIPE, previous) }
+    let error = try #require(throws: StandardStreamError.self) {
+      try StandardStreamError.write("lost\n", to: descriptors[1], stream: "standard output")
+    }
+    #expect(error.code == EPIPE)
+    #expect(error.description == "Unable to write to standard output: Broken pipe (errno 32)")
+  }
+
+  /// A text larger than the pipe's buffer, written to a non-blocking descriptor, arrives whole.
+  @Test func waitsOnAFullNonBlockingPipe() throws {
+    var descriptors: [CInt] = [0, 0]
+    try #require(pipe(&descriptors) == 0)
+    let (reader, writer) = (descriptors[0], descriptors[1])
+    defer { close(reader) }
+    _ = fcntl(writer, F_SETFL, fcntl(writer, F_GETFL) | O_NONBLOCK)
+    let line = String(repeating: "0123456789abcdef", count: 64 * 1024) + "\n"
+    let received = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var text = ""
+    DispatchQueue.global().async {
+      text = readLines(1, from: reader)
+      received.signal()
+    }
+    try StandardStreamError.write(line, to: writer, stream: "standard output")
+    close(writer)
+    #expect(received.wait(timeout: .now() + 30) == .success)
+    #expect(text == line)
+  }
+}

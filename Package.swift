@@ -13,6 +13,9 @@ let package = Package(
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
     .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
+    .executable(name: "notify-post", targets: ["notify-post"]),
+    .executable(name: "notify-watch", targets: ["notify-watch"]),
+    .executable(name: "notifyutil", targets: ["notifyutil"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -46,6 +49,17 @@ let package = Package(
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
+    /// What the notify tools do, as testable library code; the executables only call it.
+    .target(name: "NotifyTools", dependencies: ["Notify", "DBus", "CommandLineSupport"]),
+
+    // MARK: - Tools
+
+    /// `notify-post NAME...`: post notifications.
+    .executableTarget(name: "notify-post", dependencies: ["NotifyTools", "CommandLineSupport"]),
+    /// `notify-watch NAME...`: print a line per notification.
+    .executableTarget(name: "notify-watch", dependencies: ["NotifyTools", "CommandLineSupport"]),
+    /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
+    .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
@@ -99,6 +113,13 @@ let package = Package(
     .testTarget(
       name: "CommandLineSupportTests",
       dependencies: ["CommandLineSupport", "cli-demo"]
+    ),
+    .testTarget(
+      name: "NotifyToolsTests",
+      dependencies: [
+        "NotifyTools", "CommandLineSupport", "DBus", "TestSupport", "SystemSupport",
+        "notify-post", "notify-watch", "notifyutil",
+      ]
     ),
     .testTarget(
       name: "NotifyTests",

@@ -2,7 +2,9 @@
 // swift-argument-parser's (Sources/ArgumentParser/Usage/UsageGenerator.swift).
 
 extension CommandLineError {
-  /// An unknown option, such as `Unknown option '--cuont'. Did you mean '--count'?`.
+  /// An unknown option, such as `Unknown option '--cuont'.
+  ///
+  /// Did you mean '--count'?`.
   static func unknownOption(_ spelling: String, suggestion: String?) -> CommandLineError {
     let hint = suggestion.map { ". Did you mean '\($0)'?" } ?? ""
     return CommandLineError(.unknownOption, message: "Unknown option '\(spelling)'\(hint)")

@@ -1,0 +1,4 @@
+import CommandLineSupport
+import NotifyTools
+
+await CommandRunner(NotifyPost.command).asyncMain(NotifyPost.run)

@@ -1,0 +1,4 @@
+import CommandLineSupport
+import NotifyTools
+
+await CommandRunner(NotifyWatch.command).asyncMain(NotifyWatch.run)

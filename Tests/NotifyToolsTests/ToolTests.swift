@@ -1,0 +1,176 @@
+import CommandLineSupport
+import DBus
+import Glibc
+import NotifyTools
+import SystemSupport
+import TestSupport
+import Testing
+
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+struct ToolTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  var environment: [String: String] {
+    ["NOTIFYBUS_BUS_ADDRESS": bus.address.rawValue, "DBUS_SESSION_BUS_ADDRESS": ""]
+  }
+
+  /// Starts a tool in the background with its output captured.
+  func start(_ tool: String, _ arguments: [String]) throws -> Subprocess {
+    var merged = Products.currentEnvironment()
+    for (key, value) in environment { merged[key] = value }
+    return try Subprocess.spawn(
+      Products.path(tool), arguments: arguments, environment: merged, captureOutput: true,
+      captureError: true)
+  }
+
+  /// Waits until the bus has a match rule from someone other than the bus itself, so a
+  /// watcher started in the background is ready.
+  func waitForWatchers(_ count: Int = 1) async throws {
+    let connection = try await BusConnection.connect(to: .address(bus.address))
+    defer { Task { await connection.close() } }
+    let deadline = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < deadline {
+      let reply = try await connection.call(
+        .methodCall(
+          destination: .bus, path: "/org/freedesktop/DBus",
+          interface: "org.freedesktop.DBus.Debug.Stats", member: "GetStats"))
+      let stats = reply.body.first?.stringDictionary ?? [:]
+      if Int(stats["MatchRules"]?.uint64Value ?? 0) >= count { return }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
+  @Test func postReachesWatchAndWatchExitsAfterCount() async throws {
+    let watch = try start(
+      "notify-watch",
+      ["--count", "2", "--timeout", "20", "group.example.saved", "--prefix", "group.other"])
+    try await waitForWatchers(2)
+    let post = try Products.run(
+      "notify-post", ["group.example.saved", "group.other.thing"], environment: environment)
+    #expect(post.status == 0, "\(post)")
+    #expect(post.output.isEmpty && post.error.isEmpty)
+    let (output, error) = watch.readToEnd(milliseconds: 10_000)
+    #expect(watch.wait() == .exited(0), "\(error)")
+    #expect(output == "group.example.saved\ngroup.other.thing\n")
+  }
+
+  @Test func watchPrintsJSONAndVerbose() async throws {
+    let json = try start("notify-watch", ["--json", "--count", "1", "--timeout", "20", "a.b"])
+    let verbose = try start("notify-watch", ["-v", "--count", "1", "--timeout", "20", "a.b"])
+    try await waitForWatchers(2)
+    _ = try Products.run("notify-post", ["a.b"], environment: environment)
+    let jsonLine = json.readToEnd(milliseconds: 10_000).output
+    #expect(jsonLine.hasPrefix("{\"name\":\"a.b\",\"time\":"), "\(jsonLine)")
+    #expect(jsonLine.contains("\"sequence\":1,\"resynchronization\":false}\n"))
+    #expect(jsonLine.contains("\"sender\":\":1."))
+    let verboseLine = verbose.readToEnd(milliseconds: 10_000).output
+    // [token] sec.mmm name state type; no notifyd, so the state is a failure code.
+    let fields = verboseLine.split(separator: " ")
+    #expect(fields.first?.hasPrefix("[") == true, "\(verboseLine)")
+    #expect(fields.count == 9 && fields[2] == "a.b" && fields[3] == ":", "\(verboseLine)")
+    #expect(verboseLine.hasSuffix(": Failed with code 9 events\n"))
+  }
+
+  @Test func watchTimesOutWithItsOwnStatus() throws {
+    let result = try Products.run(
+      "notify-watch", ["--timeout", "0.3", "nobody.posts"], environment: environment)
+    #expect(result.status == ExitCode.timedOut.rawValue, "\(result)")
+    #expect(result.output.isEmpty)
+  }
+
+  @Test(arguments: [
+    (["notify-post", ""], "Error: invalid notification name '': it is empty"),
+    (
+      ["notify-post", "--state", "-1", "a.b"], "Error: The value '-1' is invalid for '--state <n>'"
+    ),
+    (["notify-post"], "Error: Missing expected argument '<name> ...'"),
+    (["notify-watch"], "Error: Give at least one name or --prefix to watch."),
+    (["notify-watch", "--prefix", "9x", "--timeout", "1"], "invalid namespace '9x'"),
+    (["notify-watch", "--count", "x", "a.b"], "Error: The value 'x' is invalid for '--count <n>'"),
+    (["notifyutil", "-x"], "Error: Unknown option '-x'"),
+    (["notifyutil", "-p"], "Error: Missing value for '-p <key>'"),
+    (["notifyutil", "-s", "a.b", "ten"], "Error: The value 'ten' is invalid for '-s <key> <val>'"),
+    (["notifyutil", "--bus", "nowhere"], "Error: --bus: invalid D-Bus address 'nowhere'"),
+  ])
+  func badUsageExits64NamingTheProblem(_ command: [String], _ message: String) throws {
+    let result = try Products.run(command[0], Array(command.dropFirst()), environment: environment)
+    #expect(result.status == 64, "\(result)")
+    #expect(result.error.contains(message), "\(result)")
+    #expect(result.output.isEmpty)
+  }
+
+  @Test func noBusIsARuntimeFailure() throws {
+    let missing = ["NOTIFYBUS_BUS_ADDRESS": "unix:path=/tmp/notifybus-nothing-here/bus"]
+    for tool in ["notify-post", "notify-watch"] {
+      let result = try Products.run(tool, ["a.b"], environment: missing)
+      #expect(result.status == 1, "\(result)")
+      #expect(
+        result.error.hasPrefix("Error: cannot reach the automatic bus: cannot connect to"),
+        "\(result)")
+    }
+  }
+
+  @Test func notifyutilWatchesPostsAndReportsState() async throws {
+    let watcher = try start(
+      "notifyutil", ["-1", "group.example.saved", "-file", "-2", "f.x", "-check", "-1", "c.x"])
+    try await waitForWatchers(3)
+    let poster = try Products.run(
+      "notifyutil",
+      ["-z", "0", "-p", "group.example.saved", "-p", "f.x", "-p", "c.x", "-p", "f.x", "-g", "c.x"],
+      environment: environment)
+    #expect(poster.status == 0, "\(poster)")
+    #expect(poster.output == "c.x: Failed with code 9\n", "no notifyd yet")
+    let (output, error) = watcher.readToEnd(milliseconds: 10_000)
+    #expect(watcher.wait() == .exited(0), "\(error)")
+    #expect(output.split(separator: "\n").sorted() == ["c.x", "f.x", "f.x", "group.example.saved"])
+  }
+
+  @Test func notifyutilSignalModeReportsTheSignal() async throws {
+    let watcher = try start("notifyutil", ["-signal", "10", "-1", "s.x"])
+    try await waitForWatchers(1)
+    _ = try Products.run("notifyutil", ["-z", "0", "-p", "s.x"], environment: environment)
+    let (output, error) = watcher.readToEnd(milliseconds: 10_000)
+    #expect(watcher.wait() == .exited(0), "\(error)")
+    #expect(output == "SIGNAL 10\ns.x\n")
+  }
+
+  @Test func helpAndVersionGoToStandardOutput() throws {
+    for tool in ["notify-post", "notify-watch"] {
+      let help = try Products.run(tool, ["--help"])
+      #expect(help.status == 0)
+      #expect(help.output.hasPrefix("OVERVIEW: "))
+      #expect(help.output.contains("USAGE: \(tool) "))
+      let version = try Products.run(tool, ["--version"])
+      #expect(version.output == "0.1.0\n")
+    }
+    let usage = try Products.run("notifyutil", ["-h"])
+    #expect(usage.status == 0)
+    #expect(usage.error.hasPrefix("usage: notifyutil [-q] [-v] [-z msec]"))
+  }
+}
+
+struct ManualPageTests {
+  static let pages: [(String, CommandDescription)] = [
+    ("notify-post", NotifyPost.command), ("notify-watch", NotifyWatch.command),
+  ]
+
+  /// The manual pages in `man/` are generated from the commands' descriptions; set
+  /// `NOTIFYBUS_UPDATE_MAN=1` to rewrite them.
+  @Test func checkedInManualPagesAreUpToDate() throws {
+    let root = String(#filePath.split(separator: "/").dropLast(3).map { "/" + $0 }.joined())
+    for (name, command) in Self.pages {
+      let path = "\(root)/man/\(name).1"
+      let expected = command.manualPage(section: 1, source: "NotifyBus 0.1.0")
+      if Environment.value("NOTIFYBUS_UPDATE_MAN") != nil {
+        let file = fopen(path, "w")
+        fputs(expected, file)
+        fclose(file)
+      }
+      let actual = try Products.runCommand("cat", [path]).output
+      #expect(
+        actual == expected, "man/\(name).1 is stale: run the tests with NOTIFYBUS_UPDATE_MAN=1")
+    }
+  }
+}

@@ -148,3 +148,58 @@ double cbaseline_throughput(const char *address, int count) {
   close_connection(r.connection);
   return received == count && seconds > 0 ? count / seconds : -1;
 }
+
+long long cbaseline_receive(const char *address, const char *interface, int count) {
+  DBusConnection *connection = open_connection(address);
+  if (!connection) return -1;
+  char rule[512];
+  snprintf(rule, sizeof rule, "type='signal',interface='%s'", interface);
+  DBusError error;
+  dbus_error_init(&error);
+  dbus_bus_add_match(connection, rule, &error);
+  if (dbus_error_is_set(&error)) {
+    dbus_error_free(&error);
+    close_connection(connection);
+    return -1;
+  }
+  printf("ready\n");
+  fflush(stdout);
+  int received = 0;
+  int64_t last = -1;
+  int64_t deadline = now_ns() + 60 * (int64_t)1000000000;
+  while (received < count && now_ns() < deadline) {
+    if (!dbus_connection_read_write(connection, 100)) break;
+    DBusMessage *message;
+    while ((message = dbus_connection_pop_message(connection)) != NULL) {
+      if (dbus_message_get_type(message) == DBUS_MESSAGE_TYPE_SIGNAL &&
+          dbus_message_has_interface(message, interface)) {
+        const char *name;
+        if (dbus_message_get_args(message, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID)) {
+          received++;
+          last = now_ns();
+        }
+      }
+      dbus_message_unref(message);
+    }
+  }
+  close_connection(connection);
+  return received == count ? last : -1;
+}
+
+int cbaseline_send(const char *address, const char *interface, int count) {
+  DBusConnection *sender = open_connection(address);
+  if (!sender) return -1;
+  for (int i = 0; i < count; i++) {
+    DBusMessage *message = dbus_message_new_signal(BENCH_PATH, interface, "Posted");
+    const char *name = "bench.name";
+    uint64_t sequence = (uint64_t)i;
+    dbus_message_append_args(message, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT64, &sequence,
+                             DBUS_TYPE_INVALID);
+    dbus_connection_send(sender, message, NULL);
+    dbus_message_unref(message);
+    if (dbus_connection_get_outgoing_size(sender) > 256 * 1024) dbus_connection_flush(sender);
+  }
+  dbus_connection_flush(sender);
+  close_connection(sender);
+  return 0;
+}

@@ -9,7 +9,11 @@
   @preconcurrency import Glibc
 #endif
 
-let suites: [any BenchmarkSuite.Type] = [DBusSuite.self]
+let suites: [any BenchmarkSuite.Type] = [DBusSuite.self, NotifySuite.self]
+
+if CommandLine.arguments.dropFirst().first == "--child" {
+  exit(await Children.run(Array(CommandLine.arguments.dropFirst(2))))
+}
 
 var scale = 1.0
 var selected: [String] = []

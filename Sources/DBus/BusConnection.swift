@@ -128,9 +128,7 @@ public actor BusConnection {
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }
     guard let connection = dbus_connection_open_private(address.rawValue, &error) else {
-      let name = error.name.map { String(cString: $0) } ?? DBusError.Name.noServer.rawValue
-      let message = error.message.map { String(cString: $0) } ?? "connection failed"
-      throw DBusError(.init(rawValue: name), "cannot connect to \(address): \(message)")
+      throw DBusError(error, "cannot connect to \(address)")
     }
     dbus_connection_set_exit_on_disconnect(connection, 0)
     loop.attach(connection)

@@ -12,7 +12,7 @@ extension NotifyCenter {
   ///   `notifyd` answers, ``NotifyStatus/notAuthorized`` when it refuses.
   public func state(of name: NotifyName) async throws(NotifyError) -> UInt64 {
     if name.isProcessLocal { return registry.withLock { $0.localState[name] ?? 0 } }
-    let reply = try await callService("GetState", [.string(name.rawValue)])
+    let reply = try await callService(NotifyWire.getState(name))
     guard case .uint64(let value)? = reply.body.first else {
       throw NotifyError(.failed, "notifyd answered GetState without a uint64")
     }
@@ -29,7 +29,7 @@ extension NotifyCenter {
       registry.withLock { $0.localState[name] = value }
       return
     }
-    _ = try await callService("SetState", [.string(name.rawValue), .uint64(value)])
+    _ = try await callService(NotifyWire.setState(name, value))
     registry.withLock { $0.lastSetState[name] = value }
   }
 
@@ -49,27 +49,11 @@ extension NotifyCenter {
     try await setState(value, for: name)
   }
 
-  func callService(_ member: MemberName, _ body: [DBusValue]) async throws(NotifyError) -> Message {
+  func callService(_ message: Message) async throws(NotifyError) -> Message {
     do {
-      return try await connection.call(
-        .methodCall(
-          destination: NotifyWire.service, path: NotifyWire.path,
-          interface: NotifyWire.serviceInterface, member: member, body: body),
-        timeout: .seconds(10))
+      return try await connection.call(message, timeout: .seconds(10))
     } catch {
-      switch error.name {
-      case .serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .unknownObject,
-        .unknownMethod, .unknownInterface:
-        throw NotifyError(
-          .serverNotFound,
-          "no notifyd answers on this bus (\(NotifyWire.service)): \(error.message)")
-      case .accessDenied:
-        throw NotifyError(.notAuthorized, error.message)
-      case .invalidArgs:
-        throw NotifyError(.invalidName, error.message)
-      default:
-        throw NotifyError(.failed, "\(error.name.rawValue): \(error.message)")
-      }
+      throw NotifyWire.error(fromService: error)
     }
   }
 }

@@ -383,6 +383,20 @@ public final class NotifyCenter: Sendable {
     }
   }
 
+  /// How many posts reached the registration since it was made: a count where Darwin gives only
+  /// "changed".
+  ///
+  /// A NotifyBus addition; deliveries may still coalesce.
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live.
+  public func postCount(_ token: NotifyToken) throws(NotifyError) -> UInt64 {
+    try registry.withLock { registry throws(NotifyError) in
+      guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
+      return registration.postCount - 1
+    }
+  }
+
   /// Ends a registration at once: nothing more is delivered for it, not even a handler already
   /// queued.
   ///

@@ -31,20 +31,30 @@ public enum NotifyPost {
     ])
 
   /// Runs the command with parsed arguments.
-  public static func run(_ arguments: ParsedArguments) async throws {
+  ///
+  /// It uses a blocking one-shot connection: no threads and no concurrency runtime, so
+  /// posting costs little more than process start-up.
+  public static func run(_ arguments: ParsedArguments) throws {
     let names = try names(arguments.values("name"))
     let state = try arguments.value("--state", as: UInt64.self)
-    let center = try await connect(try bus(from: arguments))
-    defer { Task { await center.close() } }
+    let bus = try bus(from: arguments)
+    let connection: OneShotConnection
     do {
-      for name in names {
-        if let state { try await center.setState(state, for: name) }
-        try center.post(name)
-      }
-      try await center.synchronize()
+      connection = try OneShotConnection(to: bus)
     } catch {
-      throw ToolError(error.message)
+      throw ToolError("cannot reach the \(bus) bus: \(error.message)")
     }
-    await center.close()
+    for (sequence, name) in names.enumerated() {
+      if let state {
+        do {
+          _ = try connection.call(NotifyWire.setState(name, state), timeoutMilliseconds: 10_000)
+        } catch {
+          throw ToolError(
+            "cannot set the state of '\(name)': \(NotifyWire.error(fromService: error).message)")
+        }
+      }
+      try connection.send(NotifyWire.signal(for: name, sequence: UInt64(sequence + 1)))
+    }
+    connection.flush()
   }
 }

@@ -1,4 +1,4 @@
 import CommandLineSupport
 import NotifyTools
 
-await CommandRunner(NotifyPost.command).asyncMain(NotifyPost.run)
+CommandRunner(NotifyPost.command).main(NotifyPost.run)

@@ -49,6 +49,7 @@ struct NotifyCenterTests {
     try await Task.sleep(for: .milliseconds(50))
     #expect(try center.check(token))
     #expect(try !center.check(token))
+    #expect(try center.postCount(token) == 1)
   }
 
   @Test func onePostReachesTenHandlersAndFiveHundredRegistrations() async throws {

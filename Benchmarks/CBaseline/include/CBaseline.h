@@ -13,4 +13,13 @@ int cbaseline_latency(const char *address, int count, double *samples);
 /// them. Returns signals per second, or a negative value on error.
 double cbaseline_throughput(const char *address, int count);
 
+/// Connects to `address`, adds a match rule for `interface`, prints "ready" on standard
+/// output, then receives `count` signals of that interface. Returns the CLOCK_MONOTONIC
+/// time in nanoseconds of the last one, or -1 on error or after 60 s.
+long long cbaseline_receive(const char *address, const char *interface, int count);
+
+/// Sends `count` `Tick` signals on `interface` as fast as the bus takes them (flushing
+/// above 256 KiB queued), then flushes. Returns 0, or -1 on error.
+int cbaseline_send(const char *address, const char *interface, int count);
+
 #endif

@@ -109,6 +109,38 @@ public enum NotifyWire {
     return name
   }
 
+  /// A call of `notifyd`'s `member` with `body`.
+  public static func serviceCall(_ member: MemberName, _ body: [DBusValue]) -> Message {
+    .methodCall(
+      destination: service, path: path, interface: serviceInterface, member: member, body: body)
+  }
+
+  /// `notifyd`'s `GetState(s name) → t`.
+  public static func getState(_ name: NotifyName) -> Message {
+    serviceCall("GetState", [.string(name.rawValue)])
+  }
+
+  /// `notifyd`'s `SetState(s name, t state)`.
+  public static func setState(_ name: NotifyName, _ value: UInt64) -> Message {
+    serviceCall("SetState", [.string(name.rawValue), .uint64(value)])
+  }
+
+  /// What a failed call to `notifyd` means in notify terms.
+  public static func error(fromService error: DBusError) -> NotifyError {
+    switch error.name {
+    case .serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .unknownObject,
+      .unknownMethod, .unknownInterface:
+      NotifyError(
+        .serverNotFound, "no notifyd answers on this bus (\(service)): \(error.message)")
+    case .accessDenied:
+      NotifyError(.notAuthorized, error.message)
+    case .invalidArgs:
+      NotifyError(.invalidName, error.message)
+    default:
+      NotifyError(.failed, "\(error.name.rawValue): \(error.message)")
+    }
+  }
+
   private static func hex(_ byte: UInt8) -> String {
     let digits = Array("0123456789abcdef".utf8)
     return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)

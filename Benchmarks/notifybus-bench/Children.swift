@@ -1,0 +1,97 @@
+import CBaseline
+import DBus
+import Dispatch
+import Notify
+import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  @preconcurrency import Glibc
+#endif
+
+/// The roles `notifybus-bench --child ROLE ...` plays in benchmarks that need other processes.
+///
+/// Each prints `ready` once set up, then `done <ns>` or `failed <why>`.
+enum Children {
+  static func run(_ arguments: [String]) async -> Int32 {
+    do {
+      switch arguments.first {
+      case "notify-receive" where arguments.count == 4:
+        try await notifyReceive(
+          address: arguments[1], name: arguments[2], count: UInt64(arguments[3]) ?? 0)
+      case "c-receive" where arguments.count == 4:
+        print("ready")  // printed again by C once its rule is in place
+        let last = cbaseline_receive(arguments[1], arguments[2], CInt(arguments[3]) ?? 0)
+        print(last > 0 ? "done \(last)" : "failed")
+      case "notify-hold" where arguments.count == 3:
+        try await notifyHold(address: arguments[1], count: Int(arguments[2]) ?? 0)
+      default:
+        print("failed unknown child role \(arguments)")
+        return 64
+      }
+      return 0
+    } catch {
+      print("failed \(error)")
+      return 1
+    }
+  }
+
+  /// Registers for `name` and reports when `count` posts have arrived.
+  static func notifyReceive(address: String, name: String, count: UInt64) async throws {
+    let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
+    let done = DispatchSemaphore(value: 0)
+    let finished = Atomic<Int>(0)
+    let tokenBox = Mutex<NotifyToken?>(nil)
+    let token = try await center.register(NotifyName(name), queue: DispatchQueue(label: "r")) {
+      token in
+      if (try? center.postCount(token)) ?? 0 >= count,
+        finished.compareExchange(expected: 0, desired: MonotonicClock.now, ordering: .relaxed)
+          .exchanged
+      {
+        done.signal()
+      }
+    }
+    tokenBox.withLock { $0 = token }
+    print("ready")
+    fflush(stdout)
+    let waited = await Task.detached { done.wait(timeout: .now() + 60) }.value
+    print(waited == .success ? "done \(finished.load(ordering: .relaxed))" : "failed timeout")
+  }
+
+  /// Holds `count` registrations of distinct names and reports the memory they take.
+  static func notifyHold(address: String, count: Int) async throws {
+    let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
+    _ = try await center.registerCheck("bench.hold.warmup")
+    let before = residentBytes()
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for worker in 0..<16 {
+        group.addTask {
+          for index in stride(from: worker, to: count, by: 16) {
+            _ = try await center.registerCheck(NotifyName("bench.idle.name\(index)"))
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let after = residentBytes()
+    print("ready \(after - before)")
+    fflush(stdout)
+    while true { pause() }
+  }
+
+  /// This process's resident set size, from `/proc/self/status`.
+  static func residentBytes() -> Int {
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, 256, file) != nil {
+      let bytes = line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+      let text = String(decoding: bytes, as: UTF8.self)
+      if text.hasPrefix("VmRSS:") {
+        let digits = text.filter(\.isNumber)
+        return (Int(digits) ?? 0) * 1024
+      }
+    }
+    return 0
+  }
+}

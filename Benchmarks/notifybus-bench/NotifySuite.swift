@@ -1,0 +1,228 @@
+import CBaseline
+import DBus
+import Dispatch
+import Notify
+import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  @preconcurrency import Glibc
+#endif
+
+/// The `Notify` layer against C libdbus, in and across processes, with and without
+/// 10,000 idle registrations on the bus; `notify-post` against `dbus-send`; and the
+/// memory of 10,000 registrations.
+enum NotifySuite: BenchmarkSuite {
+  static let name = "notify"
+  static let postedName: NotifyName = "bench.notify.saved"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    let bus = try BenchBus()
+    let latencyCount = max(200, Int(2000 * scale))
+    let throughputCount = max(2000, Int(40_000 * scale))
+    var rows: [BenchmarkRow] = []
+
+    let quiet = try await measure(bus, latencyCount: latencyCount, throughputCount: throughputCount)
+    rows += [
+      BenchmarkRow(
+        name: "post→handler latency p50", unit: "µs", subject: quiet.latency[0.5],
+        baselineName: "C libdbus signal", baseline: quiet.cLatency[0.5], higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "post→handler latency p99", unit: "µs", subject: quiet.latency[0.99],
+        baselineName: "C libdbus signal", baseline: quiet.cLatency[0.99], higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "posts/s 1→1 process", unit: "posts/s", subject: quiet.oneToOne,
+        baselineName: "C libdbus", baseline: quiet.cOneToOne, higherIsBetter: true, target: nil),
+    ]
+    let fanOut = try await throughput(bus, receivers: 8, count: throughputCount / 4)
+    rows.append(
+      BenchmarkRow(
+        name: "posts/s 1→8 processes", unit: "posts/s", subject: fanOut.notify,
+        baselineName: "C libdbus", baseline: fanOut.c, higherIsBetter: true, target: nil))
+
+    // 10,000 idle registrations held by another process.
+    let holdCount = max(1000, Int(10_000 * scale))
+    let holder = try Subprocess.spawn(
+      CommandLine.arguments[0],
+      arguments: ["--child", "notify-hold", bus.address.rawValue, String(holdCount)])
+    defer {
+      holder.kill()
+      holder.wait()
+    }
+    guard let ready = holder.readLine(milliseconds: 120_000), ready.hasPrefix("ready "),
+      let bytes = Double(ready.dropFirst(6))
+    else { throw DBusError(.failed, "the holding process did not start") }
+    let busy = try await measure(bus, latencyCount: latencyCount, throughputCount: throughputCount)
+    rows += [
+      BenchmarkRow(
+        name: "latency p50, \(holdCount) idle registrations", unit: "µs",
+        subject: busy.latency[0.5], baselineName: "same, none idle", baseline: quiet.latency[0.5],
+        higherIsBetter: false, target: 1.2),
+      BenchmarkRow(
+        name: "posts/s 1→1, \(holdCount) idle registrations", unit: "posts/s",
+        subject: busy.oneToOne, baselineName: "same, none idle", baseline: quiet.oneToOne,
+        higherIsBetter: true, target: 1 / 1.2),
+      BenchmarkRow(
+        name: "memory per registration", unit: "bytes", subject: bytes / Double(holdCount),
+        baselineName: "1 KiB budget", baseline: 1024, higherIsBetter: false, target: 1),
+    ]
+    if let cli = try cliCost(bus, runs: max(10, Int(60 * scale))) { rows.append(cli) }
+    return rows
+  }
+
+  struct Figures {
+    var latency: Percentiles
+    var cLatency: Percentiles
+    var oneToOne: Double
+    var cOneToOne: Double
+  }
+
+  static func measure(_ bus: BenchBus, latencyCount: Int, throughputCount: Int) async throws
+    -> Figures
+  {
+    var latencies: [Double] = []
+    var cLatencies: [Double] = []
+    var rates: [Double] = []
+    var cRates: [Double] = []
+    for _ in 0..<3 {
+      latencies += try await latency(bus.address, count: latencyCount)
+      var samples = [Double](repeating: 0, count: latencyCount)
+      guard cbaseline_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C latency baseline failed")
+      }
+      cLatencies += samples.dropFirst(latencyCount / 10)
+      let rate = try await throughput(bus, receivers: 1, count: throughputCount)
+      rates.append(rate.notify)
+      cRates.append(rate.c)
+    }
+    return Figures(
+      latency: Percentiles(latencies), cLatency: Percentiles(cLatencies), oneToOne: median(rates),
+      cOneToOne: median(cRates))
+  }
+
+  /// Post → dispatch handler, one at a time, in one process over two connections.
+  static func latency(_ address: BusAddress, count: Int) async throws -> [Double] {
+    let poster = try await NotifyCenter.connect(to: .address(address))
+    let receiver = try await NotifyCenter.connect(to: .address(address))
+    let postedAt = Atomic<Int>(0)
+    let samples = Mutex<[Double]>([])
+    let arrived = DispatchSemaphore(value: 0)
+    let token = try await receiver.register(postedName, queue: DispatchQueue(label: "lat")) { _ in
+      let now = MonotonicClock.now
+      samples.withLock { $0.append(Double(now - postedAt.load(ordering: .relaxed)) / 1000) }
+      arrived.signal()
+    }
+    try await Task.detached {
+      for index in 0..<count {
+        postedAt.store(MonotonicClock.now, ordering: .relaxed)
+        try poster.post(postedName)
+        guard arrived.wait(timeout: .now() + 5) == .success else {
+          throw DBusError(.timeout, "post \(index) was not delivered")
+        }
+      }
+    }.value
+    try receiver.cancel(token)
+    await poster.close()
+    await receiver.close()
+    return samples.withLock { Array($0.dropFirst(count / 10)) }
+  }
+
+  /// Posts per second from this process to `receivers` processes, NotifyBus and C.
+  static func throughput(_ bus: BenchBus, receivers: Int, count: Int) async throws
+    -> (notify: Double, c: Double)
+  {
+    let address = bus.address.rawValue
+    let interface = NotifyWire.interface(for: postedName).rawValue
+
+    let notifyChildren = try (0..<receivers).map { _ in
+      try Subprocess.spawn(
+        CommandLine.arguments[0],
+        arguments: ["--child", "notify-receive", address, postedName.rawValue, String(count)])
+    }
+    let poster = try await NotifyCenter.connect(to: .address(bus.address))
+    try awaitReady(notifyChildren)
+    let start = MonotonicClock.now
+    for _ in 0..<count { try poster.post(postedName) }
+    let notifyEnd = try awaitDone(notifyChildren)
+    await poster.close()
+
+    let cChildren = try (0..<receivers).map { _ in
+      try Subprocess.spawn(
+        CommandLine.arguments[0],
+        arguments: ["--child", "c-receive", address, interface, String(count)])
+    }
+    try awaitReady(cChildren, lines: 2)
+    let cStart = MonotonicClock.now
+    guard cbaseline_send(address, interface, CInt(count)) == 0 else {
+      throw DBusError(.failed, "the C sender failed")
+    }
+    let cEnd = try awaitDone(cChildren)
+    return (
+      Double(count) / (Double(notifyEnd - start) / 1e9),
+      Double(count) / (Double(cEnd - cStart) / 1e9)
+    )
+  }
+
+  private static func awaitReady(_ children: [Subprocess], lines: Int = 1) throws {
+    for child in children {
+      for _ in 0..<lines {
+        guard child.readLine(milliseconds: 30_000) == "ready" else {
+          throw DBusError(.failed, "a receiver did not start")
+        }
+      }
+    }
+  }
+
+  private static func awaitDone(_ children: [Subprocess]) throws -> Int {
+    var last = 0
+    for child in children {
+      let line = child.readLine(milliseconds: 90_000) ?? "failed no answer"
+      child.wait()
+      guard line.hasPrefix("done "), let time = Int(line.dropFirst(5)) else {
+        throw DBusError(.failed, "a receiver reported '\(line)'")
+      }
+      last = max(last, time)
+    }
+    return last
+  }
+
+  /// Wall time of `notify-post NAME` against `dbus-send` posting the same signal.
+  static func cliCost(_ bus: BenchBus, runs: Int) throws -> BenchmarkRow? {
+    let directory = String(
+      CommandLine.arguments[0].split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        .joined(separator: "/"))
+    let notifyPost = directory + "/notify-post"
+    guard access(notifyPost, X_OK) == 0 else {
+      fputs("notify: skipping notify-post timing: build it too (swift build -c release)\n", stderr)
+      return nil
+    }
+    let address = bus.address.rawValue
+    let interface = NotifyWire.interface(for: postedName).rawValue
+    var ours: [Double] = []
+    var theirs: [Double] = []
+    for _ in 0..<runs {
+      ours.append(try time(notifyPost, ["--bus", address, postedName.rawValue]))
+      theirs.append(
+        try time(
+          "dbus-send",
+          [
+            "--bus=" + address, "--type=signal", "/org/notifybus/Notify1", interface + ".Posted",
+            "string:" + postedName.rawValue,
+          ]))
+    }
+    return BenchmarkRow(
+      name: "notify-post wall time", unit: "ms", subject: median(ours), baselineName: "dbus-send",
+      baseline: median(theirs), higherIsBetter: false, target: 1.3)
+  }
+
+  private static func time(_ command: String, _ arguments: [String]) throws -> Double {
+    let start = MonotonicClock.now
+    let process = try Subprocess.spawn(command, arguments: arguments, captureOutput: false)
+    guard process.wait() == .exited(0) else {
+      throw DBusError(.failed, "\(command) failed")
+    }
+    return Double(MonotonicClock.now - start) / 1e6
+  }
+}

@@ -1,0 +1,4 @@
+enum ItemCodecSuite: BenchmarkSuite {
+  static let name = "codec"
+  static func run(scale: Double) async throws -> [BenchmarkRow] { [] }
+}

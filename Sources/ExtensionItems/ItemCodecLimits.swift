@@ -4,7 +4,9 @@
 /// its own ``ItemCodecError/Code``. Decoding allocates at most a small constant times the
 /// input size, and the input size is bounded by ``maximumMessageSize``.
 public struct ItemCodecLimits: Hashable, Sendable {
-  /// The largest encoded message, in bytes. At most 128 MiB, the D-Bus maximum.
+  /// The largest encoded message, in bytes.
+  ///
+  /// At most 128 MiB, the D-Bus maximum.
   public var maximumMessageSize: Int
   /// The most items in one message.
   public var maximumItemCount: Int
@@ -14,8 +16,10 @@ public struct ItemCodecLimits: Hashable, Sendable {
   public var maximumRepresentationsPerAttachment: Int
   /// The most inline bytes in one message: representation data, rich text and user-info data.
   public var maximumInlineBytes: Int
-  /// How deeply user-info values may nest: 1 allows a flat array or dictionary. At most 16,
-  /// which keeps every message within the D-Bus limit of 64 nested containers.
+  /// How deeply user-info values may nest.
+  ///
+  /// 1 allows a flat array or dictionary as a value. At most 16, which keeps every message
+  /// within the D-Bus limit of 64 nested containers.
   public var maximumNestingDepth: Int
   /// The longest string, in UTF-8 bytes (titles, text payloads, URLs, keys, values).
   public var maximumStringLength: Int

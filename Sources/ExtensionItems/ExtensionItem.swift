@@ -46,6 +46,9 @@ public struct ExtensionItem: Hashable, Sendable {
   ]
 
   /// Creates an item.
+  ///
+  /// `userInfo` is assigned first, so a title or content text passed here wins over one found
+  /// under a reserved key of `userInfo`.
   public init(
     attributedTitle: AttributedText? = nil,
     attributedContentText: AttributedText? = nil,

@@ -50,6 +50,32 @@ struct ExtensionItemTests {
     #expect(item.attributedContentText?.string == "")
   }
 
+  @Test func initializerPropertiesWinOverUserInfo() {
+    let item = ExtensionItem(
+      attributedTitle: "Explicit",
+      userInfo: [ExtensionItem.attributedTitleKey: "From userInfo", "k": "v"])
+    #expect(item.attributedTitle == "Explicit")
+    #expect(item.customUserInfo == ["k": "v"])
+  }
+
+  @Test func matchingDictionaryMirrorsTheHost() {
+    let item = ExtensionItem(
+      attributedTitle: AttributedText("Title", richText: .init(type: .rtf, data: Data([1]))),
+      attributedContentText: "Body",
+      attachments: [ItemProvider(text: "t")],
+      userInfo: ["com.apple.UIKit.private": 1, "custom": "kept"])
+    let dictionary = MatchingDictionary.make(for: [item])
+    let expected: PropertyListValue = [
+      "extensionItems": [
+        [
+          "title": "Title", "contentText": "Body", "custom": "kept",
+          "attachments": [["registeredTypeIdentifiers": ["public.utf8-plain-text"]]],
+        ]
+      ]
+    ]
+    #expect(dictionary == expected)
+  }
+
   @Test func unreadableReservedValuesBecomeNil() {
     var item = ExtensionItem(attributedTitle: "t")
     item.setUserInfoValue(42, forKey: ExtensionItem.attributedTitleKey)

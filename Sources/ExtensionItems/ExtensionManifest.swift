@@ -36,6 +36,10 @@ public struct ExtensionManifest: Hashable, Sendable {
   }
 
   /// Reads a manifest from XML or binary property-list bytes.
+  ///
+  /// - Note: swift-corelibs-foundation 6.3.1 leaks about 150 bytes each time
+  ///   `PropertyListSerialization` rejects malformed bytes; avoid feeding it untrusted input
+  ///   in a loop in a long-lived process.
   public init(propertyList data: Data) throws(ExtensionManifestError) {
     guard data.count <= Self.maximumSize else {
       throw ExtensionManifestError(

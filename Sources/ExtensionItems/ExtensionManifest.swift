@@ -5,8 +5,8 @@ public import Foundation
 /// Reads `NSExtension` (`NSExtensionPointIdentifier`, `NSExtensionAttributes` with its
 /// `NSExtensionActivationRule`, `NSExtensionPrincipalClass`, `NSExtensionMainStoryboard`)
 /// plus `CFBundleIdentifier` and the `UTExportedTypeDeclarations` /
-/// `UTImportedTypeDeclarations` an activation rule may refer to. XML and binary property lists
-/// are read with Foundation's `PropertyListSerialization`.
+/// `UTImportedTypeDeclarations` an activation rule may refer to, from an XML or a binary
+/// property list.
 public struct ExtensionManifest: Hashable, Sendable {
   /// `CFBundleIdentifier`, if present.
   public var bundleIdentifier: String?
@@ -37,29 +37,57 @@ public struct ExtensionManifest: Hashable, Sendable {
 
   /// Reads a manifest from XML or binary property-list bytes.
   ///
+  /// Binary property lists are read by this module's own reader; XML goes through
+  /// Foundation's `PropertyListSerialization`. Other formats (OpenStep text) are rejected.
+  ///
   /// - Note: swift-corelibs-foundation 6.3.1 leaks about 150 bytes each time
-  ///   `PropertyListSerialization` rejects malformed bytes; avoid feeding it untrusted input
-  ///   in a loop in a long-lived process.
+  ///   `PropertyListSerialization` rejects malformed XML; avoid feeding it untrusted input in
+  ///   a loop in a long-lived process.
   public init(propertyList data: Data) throws(ExtensionManifestError) {
     guard data.count <= Self.maximumSize else {
       throw ExtensionManifestError(
         .tooLarge, keyPath: "",
         "the manifest is \(data.count) bytes; at most \(Self.maximumSize) are accepted")
     }
-    let object: Any
-    do {
-      object = try PropertyListSerialization.propertyList(from: data, format: nil)
-    } catch {
-      throw ExtensionManifestError(
-        .unreadable, keyPath: "", "not an XML or binary property list: \(error)")
+    let value: PropertyListValue
+    if BinaryPropertyListReader.isBinaryPropertyList(data) {
+      do {
+        value = try BinaryPropertyListReader.read(data)
+      } catch {
+        throw ExtensionManifestError(
+          .unreadable, keyPath: "", "not a valid binary property list: \(error.message)")
+      }
+    } else {
+      guard Self.looksLikeXML(data) else {
+        throw ExtensionManifestError(
+          .unreadable, keyPath: "", "not an XML or binary property list")
+      }
+      let object: Any
+      do {
+        object = try PropertyListSerialization.propertyList(from: data, format: nil)
+      } catch {
+        throw ExtensionManifestError(
+          .unreadable, keyPath: "", "not an XML property list: \(error)")
+      }
+      guard let converted = PropertyListValue(propertyListObject: object) else {
+        throw ExtensionManifestError(
+          .unreadable, keyPath: "", "the property list holds values of unsupported types")
+      }
+      value = converted
     }
-    guard let value = PropertyListValue(propertyListObject: object),
-      case .dictionary(let info) = value
-    else {
+    guard case .dictionary(let info) = value else {
       throw ExtensionManifestError(
         .wrongType, keyPath: "", "the top level of the manifest is not a dictionary")
     }
     try self.init(infoDictionary: info)
+  }
+
+  /// Whether the first byte after an optional UTF-8 byte-order mark and white space is `<`.
+  private static func looksLikeXML(_ data: Data) -> Bool {
+    var bytes = data[...]
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+    let first = bytes.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+    return first == UInt8(ascii: "<")
   }
 
   /// Reads a manifest file.

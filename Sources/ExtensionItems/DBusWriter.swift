@@ -75,6 +75,11 @@ struct DBusWriter {
     bytes.append(0)
   }
 
+  /// Appends raw bytes with no length prefix.
+  mutating func byteArrayContents(_ value: UnsafeBufferPointer<UInt8>) {
+    bytes.append(contentsOf: value)
+  }
+
   /// An `ARRAY` of `BYTE`.
   mutating func byteArray(_ value: UnsafeRawBufferPointer) {
     uint32(UInt32(truncatingIfNeeded: value.count))

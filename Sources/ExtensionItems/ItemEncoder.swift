@@ -186,10 +186,3 @@ struct ItemEncoder {
     }
   }
 }
-
-extension DBusWriter {
-  /// Appends raw bytes with no length prefix.
-  mutating func byteArrayContents(_ value: UnsafeBufferPointer<UInt8>) {
-    for byte in value { self.byte(byte) }
-  }
-}

@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
     .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
+    .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
@@ -49,6 +50,11 @@ let package = Package(
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
+    /// Share-extension items: the item model, uniform types, activation rules, manifests and the
+    /// item codec (one marshalled D-Bus message, written in Swift).
+    ///
+    /// No IPC.
+    .target(name: "ExtensionItems"),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(name: "NotifyTools", dependencies: ["Notify", "DBus", "CommandLineSupport"]),
 
@@ -82,7 +88,7 @@ let package = Package(
     /// `swift run -c release notifybus-bench`: every benchmark against its baseline.
     .executableTarget(
       name: "notifybus-bench",
-      dependencies: ["DBus", "Notify", "CBaseline", "SystemSupport"],
+      dependencies: ["DBus", "Notify", "ExtensionItems", "CBaseline", "SystemSupport"],
       path: "Benchmarks/notifybus-bench"
     ),
 
@@ -119,6 +125,7 @@ let package = Package(
       name: "CommandLineSupportTests",
       dependencies: ["CommandLineSupport", "cli-demo"]
     ),
+    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems"]),
     .testTarget(
       name: "NotifyToolsTests",
       dependencies: [

@@ -9,7 +9,7 @@
   @preconcurrency import Glibc
 #endif
 
-let suites: [any BenchmarkSuite.Type] = [DBusSuite.self, NotifySuite.self]
+let suites: [any BenchmarkSuite.Type] = [DBusSuite.self, NotifySuite.self, ItemCodecSuite.self]
 
 if CommandLine.arguments.dropFirst().first == "--child" {
   exit(await Children.run(Array(CommandLine.arguments.dropFirst(2))))

@@ -231,7 +231,7 @@ public final class NotifyCenter: Sendable {
   public func events(for name: NotifyName, bufferSize: Int = 1) async throws(NotifyError)
     -> NotifyEvents
   {
-    try await makeEvents(.name(name), bufferSize: bufferSize)
+    try await makeEvents([.name(name)], bufferSize: bufferSize)
   }
 
   /// The posts of every name in the namespace `prefix` (the name itself, or any name that continues
@@ -246,17 +246,38 @@ public final class NotifyCenter: Sendable {
     -> NotifyEvents
   {
     _ = try NotifyWire.rule(forNamespace: prefix)
-    return try await makeEvents(.namespace(prefix), bufferSize: bufferSize)
+    return try await makeEvents([.namespace(prefix)], bufferSize: bufferSize)
   }
 
-  private func makeEvents(_ subject: Subject, bufferSize: Int) async throws(NotifyError)
+  /// The posts of several names and namespaces as one asynchronous sequence, in the
+  /// order they arrived.
+  ///
+  /// - Throws: As ``events(for:bufferSize:)`` and ``events(inNamespace:bufferSize:)``.
+  public func events(
+    for names: [NotifyName], inNamespaces namespaces: [String] = [], bufferSize: Int = 64
+  ) async throws(NotifyError) -> NotifyEvents {
+    for prefix in namespaces { _ = try NotifyWire.rule(forNamespace: prefix) }
+    return try await makeEvents(
+      names.map(Subject.name) + namespaces.map(Subject.namespace), bufferSize: bufferSize)
+  }
+
+  private func makeEvents(_ subjects: [Subject], bufferSize: Int) async throws(NotifyError)
     -> NotifyEvents
   {
     let (stream, continuation) = AsyncStream.makeStream(
       of: NotifyEvent.self, bufferingPolicy: .bufferingNewest(max(1, bufferSize)))
-    let token = try await add(subject, .stream(continuation))
-    continuation.onTermination = { [weak self] _ in try? self?.cancel(token) }
-    return NotifyEvents(token: token, stream: stream)
+    var tokens: [NotifyToken] = []
+    do {
+      for subject in subjects { tokens.append(try await add(subject, .stream(continuation))) }
+    } catch {
+      for token in tokens { try? cancel(token) }
+      throw error
+    }
+    let registered = tokens
+    continuation.onTermination = { [weak self] _ in
+      for token in registered { try? self?.cancel(token) }
+    }
+    return NotifyEvents(tokens: tokens, stream: stream)
   }
 
   private func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
@@ -407,7 +428,16 @@ public final class NotifyCenter: Sendable {
   public func cancel(_ token: NotifyToken) throws(NotifyError) {
     let (removed, unsubscribe) = registry.withLock { $0.remove(token) }
     guard let removed else { throw Self.invalid(token) }
-    if case .stream(let continuation) = removed.delivery { continuation.finish() }
+    if case .stream(let continuation) = removed.delivery {
+      // A stream may serve several registrations; it ends with the last of them.
+      let stillUsed = registry.withLock { registry in
+        registry.registrations.values.contains { other in
+          if case .stream(let shared) = other.delivery { return shared == continuation }
+          return false
+        }
+      }
+      if !stillUsed { continuation.finish() }
+    }
     if let unsubscribe { Task { await unsubscribe.cancel() } }
   }
 

@@ -24,8 +24,11 @@ public struct NotifyEvent: Hashable, Sendable {
 /// are posted. Ending the iteration cancels the registration.
 public struct NotifyEvents: AsyncSequence, Sendable {
   public typealias Element = NotifyEvent
-  /// The registration behind the sequence.
-  public let token: NotifyToken
+  /// The registrations behind the sequence, one per name or namespace.
+  public let tokens: [NotifyToken]
+
+  /// The registration behind a sequence of one name or namespace.
+  public var token: NotifyToken { tokens[0] }
   let stream: AsyncStream<NotifyEvent>
 
   public func makeAsyncIterator() -> AsyncStream<NotifyEvent>.Iterator {

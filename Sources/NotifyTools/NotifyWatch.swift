@@ -1,7 +1,6 @@
 public import CommandLineSupport
 import DBus
 import Notify
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -61,46 +60,40 @@ public enum NotifyWatch {
     let verbose = arguments.contains("--verbose")
     let center = try await connect(try bus(from: arguments))
 
-    var sequences: [NotifyEvents] = []
+    let events: NotifyEvents
     do {
-      for name in names { sequences.append(try await center.events(for: name, bufferSize: 64)) }
-      for prefix in prefixes {
-        sequences.append(try await center.events(inNamespace: prefix, bufferSize: 256))
-      }
+      events = try await center.events(for: names, inNamespaces: prefixes, bufferSize: 256)
     } catch {
       throw CommandLineError.validation(error.message)
     }
 
-    let printed = PrintCounter()
     let outcome: ExitCode? = await withTaskGroup(of: ExitCode?.self) { group in
-      for events in sequences {
-        group.addTask {
-          for await event in events {
-            let line: String
-            if json {
-              line = jsonLine(event)
-            } else if verbose {
-              let state: String
-              do throws(NotifyError) {
-                state = String(try await center.state(of: event.name))
-              } catch {
-                state = ": Failed with code \(error.status.rawValue)"
-              }
-              line = "[\(event.token)] \(wallClockStamp()) \(event.name) \(state) events"
-            } else {
-              line = event.name.rawValue
-            }
-            let total = printed.next()
-            if let count, total > count { return .success }
-            do {
-              try StandardOutput.writeLine(line)
+      group.addTask {
+        var printed = 0
+        for await event in events {
+          let line: String
+          if json {
+            line = jsonLine(event)
+          } else if verbose {
+            let state: String
+            do throws(NotifyError) {
+              state = String(try await center.state(of: event.name))
             } catch {
-              return .failure
+              state = ": Failed with code \(error.status.rawValue)"
             }
-            if let count, total == count { return .success }
+            line = "[\(event.token)] \(wallClockStamp()) \(event.name) \(state) events"
+          } else {
+            line = event.name.rawValue
           }
-          return nil
+          do {
+            try StandardOutput.writeLine(line)
+          } catch {
+            return .failure
+          }
+          printed += 1
+          if let count, printed == count { return .success }
         }
+        return nil
       }
       if let timeout {
         group.addTask {
@@ -126,12 +119,6 @@ public enum NotifyWatch {
     }
     await center.close()
     if let outcome, outcome != .success { throw outcome }
-  }
-
-  /// Counts lines across the tasks that print them.
-  final class PrintCounter: Sendable {
-    private let value = Atomic<Int>(0)
-    func next() -> Int { value.add(1, ordering: .relaxed).newValue }
   }
 
   /// One delivery as a JSON object on one line.

@@ -1,0 +1,106 @@
+public import Foundation
+
+/// A payload offered in one or more forms: the `NSItemProvider` of an item's attachment.
+///
+/// Representations keep registration order, highest fidelity first, and a type can be
+/// registered only once: registering it again is ignored, as `registerObject:visibility:`
+/// ignores duplicates. Alternative formats of one thing belong in one provider; several
+/// things belong in several providers of one ``ExtensionItem``.
+public struct ItemProvider: Hashable, Sendable {
+  /// The representations in registration order.
+  public private(set) var representations: [ItemRepresentation] = []
+  /// The file name to use when writing the payload to disk (`suggestedName`).
+  public var suggestedName: String?
+  /// The estimated display size in points; ``PresentationSize/zero`` when unknown.
+  public var preferredPresentationSize: PresentationSize = .zero
+
+  /// Creates a provider with no representations.
+  public init() {}
+
+  /// Creates a provider from representations, dropping any whose type is already registered.
+  public init(
+    representations: [ItemRepresentation],
+    suggestedName: String? = nil,
+    preferredPresentationSize: PresentationSize = .zero
+  ) {
+    for representation in representations { register(representation) }
+    self.suggestedName = suggestedName
+    self.preferredPresentationSize = preferredPresentationSize
+  }
+
+  /// Creates a provider for a file, typed by its filename extension (`public.data` when the
+  /// extension is unknown), as `initWithContentsOfURL:` does.
+  ///
+  /// The file is carried by reference and named by its last path component.
+  public init(fileAtPath path: String, registry: UniformTypeRegistry = .system) {
+    let name = path.split(separator: "/").last ?? Substring(path)
+    var type = registry.type(forFileName: name)
+    if type.isDynamic { type = .data }
+    register(ItemRepresentation(type: type, content: .file(path: path)))
+    suggestedName = String(name)
+  }
+
+  /// Creates a provider for a URL: `public.file-url` for a `file` URL, else `public.url`.
+  public init(url: URL) {
+    register(ItemRepresentation(type: url.isFileURL ? .fileURL : .url, content: .url(url)))
+  }
+
+  /// Creates a provider for text, registered as `public.utf8-plain-text` by default.
+  public init(text: String, type: UniformType = .utf8PlainText) {
+    register(ItemRepresentation(type: type, content: .text(text)))
+  }
+
+  /// Creates a provider for inline bytes of a type.
+  public init(data: Data, type: UniformType) {
+    register(ItemRepresentation(type: type, content: .data(data)))
+  }
+
+  /// Adds a representation after the existing ones.
+  ///
+  /// - Returns: `false`, leaving the provider unchanged, when the type is already registered.
+  @discardableResult
+  public mutating func register(_ representation: ItemRepresentation) -> Bool {
+    guard !representations.contains(where: { $0.type == representation.type }) else {
+      return false
+    }
+    representations.append(representation)
+    return true
+  }
+
+  /// Adds a representation built from its parts; see ``register(_:)``.
+  @discardableResult
+  public mutating func register(
+    _ content: ItemRepresentation.Content, as type: UniformType,
+    visibility: ItemRepresentation.Visibility = .all
+  ) -> Bool {
+    register(ItemRepresentation(type: type, visibility: visibility, content: content))
+  }
+
+  /// The registered types in registration order (`registeredTypeIdentifiers`).
+  public var registeredTypes: [UniformType] { representations.map(\.type) }
+
+  /// The registered types that conform to `type`, in registration order
+  /// (`registeredContentTypes(conformingTo:)`).
+  public func registeredTypes(
+    conformingTo type: UniformType, in registry: UniformTypeRegistry = .system
+  ) -> [UniformType] {
+    representations.map(\.type).filter { registry.conforms($0, to: type) }
+  }
+
+  /// Whether any registered type conforms to `type` (`hasItemConformingToTypeIdentifier:`).
+  ///
+  /// This is a conformance test, not string equality: a `public.jpeg` representation
+  /// satisfies `public.image`.
+  public func hasItemConforming(
+    to type: UniformType, in registry: UniformTypeRegistry = .system
+  ) -> Bool {
+    representations.contains { registry.conforms($0.type, to: type) }
+  }
+
+  /// The first representation, in registration order, whose type conforms to `type`.
+  public func representation(
+    conformingTo type: UniformType, in registry: UniformTypeRegistry = .system
+  ) -> ItemRepresentation? {
+    representations.first { registry.conforms($0.type, to: type) }
+  }
+}

@@ -27,9 +27,13 @@ package.targets += [
     dependencies: ["CommandLineSupport", "cli-demo"],
     path: "Tests/CommandLineSupportTests"
   ),
+  .target(
+    name: "CCommandLineBaseline",
+    path: "Benchmarks/CCommandLineBaseline"
+  ),
   .executableTarget(
     name: "notifybus-bench",
-    dependencies: ["CommandLineSupport"],
+    dependencies: ["CommandLineSupport", "CCommandLineBaseline"],
     path: "Benchmarks/notifybus-bench"
   ),
 ]

@@ -115,12 +115,7 @@ extension CommandDescription {
     return ParsedArguments(command: self, occurrences: occurrences, argumentValues: values)
   }
 
-  /// The command's option with this exact spelling, such as `--count` or `-c`.
-  func option(named name: String) -> OptionDescription? {
-    optionIndex(named: name).map { options[$0] }
-  }
-
-  /// The index in ``options`` of the option with this exact spelling.
+  /// The index in ``options`` of the option with this exact spelling, such as `--count`.
   func optionIndex(named name: String) -> Int? {
     options.firstIndex { $0.names.contains(name) }
   }

@@ -85,10 +85,15 @@ let package = Package(
 
     /// The C baseline: the same measurements written directly against libdbus.
     .target(name: "CBaseline", dependencies: ["CDBus"], path: "Benchmarks/CBaseline"),
+    /// The C baseline for argument parsing: glibc's `getopt_long`.
+    .target(name: "CCommandLineBaseline", path: "Benchmarks/CCommandLineBaseline"),
     /// `swift run -c release notifybus-bench`: every benchmark against its baseline.
     .executableTarget(
       name: "notifybus-bench",
-      dependencies: ["DBus", "Notify", "ExtensionItems", "CBaseline", "SystemSupport"],
+      dependencies: [
+        "DBus", "Notify", "ExtensionItems", "CommandLineSupport", "CBaseline",
+        "CCommandLineBaseline", "SystemSupport",
+      ],
       path: "Benchmarks/notifybus-bench"
     ),
 
@@ -148,7 +153,8 @@ let package = Package(
 )
 
 // Settings for every Swift target, one line each with its reason.
-for target in package.targets where target.type != .system && target.name != "CBaseline" {
+for target in package.targets
+where target.type != .system && !["CBaseline", "CCommandLineBaseline"].contains(target.name) {
   var settings = target.swiftSettings ?? []
   // SE-0335: existential types are spelled `any P`.
   settings.append(.enableUpcomingFeature("ExistentialAny"))

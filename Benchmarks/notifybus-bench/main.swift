@@ -9,7 +9,9 @@
   @preconcurrency import Glibc
 #endif
 
-let suites: [any BenchmarkSuite.Type] = [DBusSuite.self, NotifySuite.self, ItemCodecSuite.self]
+let suites: [any BenchmarkSuite.Type] = [
+  DBusSuite.self, NotifySuite.self, ItemCodecSuite.self, CommandLineSuite.self,
+]
 
 if CommandLine.arguments.dropFirst().first == "--child" {
   exit(await Children.run(Array(CommandLine.arguments.dropFirst(2))))

@@ -48,7 +48,8 @@ func exercise(_ parsed: ParsedArguments, tokens: [String]) {
     let values = parsed.values(name)
     precondition(
       values.allSatisfy { value in tokens.contains { $0.contains(value) } }
-        || values == [command.option(named: name)?.defaultValue])
+        || values == [command.optionIndex(named: name).flatMap { command.options[$0].defaultValue }]
+    )
     if positional.contains(name) {
       precondition(values.allSatisfy(tokens.contains))
       valueCount += values.count

@@ -30,13 +30,12 @@ extension CommandDescription {
     var positionals: [String] = []
     var index = tokens.startIndex
 
-    /// Records `option` as spelled; takes its value from `inline` or the next token.
-    func record(_ option: OptionDescription, as spelling: String, inline: String?)
-      throws(CommandLineError)
-    {
+    /// Records option `number` as spelled; takes its value from `inline` or the next token.
+    func record(_ number: Int, as spelling: String, inline: String?) throws(CommandLineError) {
+      let option = options[number]
       guard option.takesValue else {
         if let inline { throw .unexpectedValue(inline, for: spelling) }
-        occurrences.append(.init(option: option, spelling: spelling, value: nil))
+        occurrences.append(.init(option: option, spelling: spelling, value: nil, index: number))
         return
       }
       let value: String
@@ -53,7 +52,7 @@ extension CommandDescription {
           value, label: option.spelled(spelling), abstract: option.abstract,
           error: ValueConversionError("not one of the choices", choices: option.choices))
       }
-      occurrences.append(.init(option: option, spelling: spelling, value: value))
+      occurrences.append(.init(option: option, spelling: spelling, value: value, index: number))
     }
 
     while index < tokens.endIndex {
@@ -65,18 +64,18 @@ extension CommandDescription {
       } else if !Self.looksLikeOption(token) {
         positionals.append(token)
       } else if token.hasPrefix("--") {
-        let parts = token.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        let name = String(parts[0])
-        let inline = parts.count == 2 ? String(parts[1]) : nil
-        guard let option = option(named: name) else {
+        let equals = token.utf8.firstIndex(of: UInt8(ascii: "="))
+        let name = equals.map { String(token[..<$0]) } ?? token
+        let inline = equals.map { String(token[token.utf8.index(after: $0)...]) }
+        guard let number = optionIndex(named: name) else {
           if let inline, allOptions.contains(where: { $0.names.contains(name) }) {
             throw .unexpectedValue(inline, for: name)  // `--help=x`, `--version=x`
           }
           throw .unknownOption(name, suggestion: suggestion(for: name))
         }
-        try record(option, as: name, inline: inline)
-      } else if let option = option(named: token) {
-        try record(option, as: token, inline: nil)
+        try record(number, as: name, inline: inline)
+      } else if let number = optionIndex(named: token) {
+        try record(number, as: token, inline: nil)
       } else if allOptions.contains(where: { $0.names.contains("-" + token) }) {
         // `-count` for `--count` would otherwise read as `-c ount`.
         throw .unknownOption(token, suggestion: "-" + token)
@@ -88,16 +87,16 @@ extension CommandDescription {
           rest = rest.dropFirst()
           let name = "-\(character)"
           if name == "-h" { throw .helpRequested }  // in a cluster such as `-vh`
-          guard let option = option(named: name) else {
+          guard let number = optionIndex(named: name) else {
             throw isFirst
               ? .unknownOption(token, suggestion: token.count > 2 ? suggestion(for: token) : nil)
               : .unknownOption(name, suggestion: nil)
           }
-          if option.takesValue {
-            try record(option, as: name, inline: rest.isEmpty ? nil : String(rest))
+          if options[number].takesValue {
+            try record(number, as: name, inline: rest.isEmpty ? nil : String(rest))
             break
           }
-          try record(option, as: name, inline: nil)
+          try record(number, as: name, inline: nil)
         }
       }
     }
@@ -116,9 +115,9 @@ extension CommandDescription {
     return ParsedArguments(command: self, occurrences: occurrences, argumentValues: values)
   }
 
-  /// The command's option with this exact spelling, such as `--count` or `-c`.
-  func option(named name: String) -> OptionDescription? {
-    options.first { $0.names.contains(name) }
+  /// The index in ``options`` of the option with this exact spelling, such as `--count`.
+  func optionIndex(named name: String) -> Int? {
+    options.firstIndex { $0.names.contains(name) }
   }
 
   /// The closest long option name to a misspelled one, if it is close enough (AP's rule:
@@ -132,10 +131,13 @@ extension CommandDescription {
   /// Whether `token` is an option rather than a value: it starts with `-`, is not a lone `-`
   /// and is not a negative number such as `-5` or `-.5`.
   static func looksLikeOption(_ token: String) -> Bool {
-    guard token.hasPrefix("-"), token.count > 1 else { return false }
-    let body = token.dropFirst()
-    let number = body.first == "." ? body.dropFirst() : body
-    return !(number.first.map { $0.isASCII && $0.isNumber } ?? false)
+    var bytes = token.utf8.makeIterator()
+    guard bytes.next() == UInt8(ascii: "-"), var next = bytes.next() else { return false }
+    if next == UInt8(ascii: ".") {
+      guard let digit = bytes.next() else { return true }
+      next = digit
+    }
+    return !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(next)
   }
 
   /// The Levenshtein distance between two strings, counted in characters.

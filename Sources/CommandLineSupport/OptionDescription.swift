@@ -112,12 +112,10 @@ public struct OptionDescription: Hashable, Sendable {
     return abstract.isEmpty ? suffix : "\(abstract) \(suffix)"
   }
 
-  /// Whether `name` is `-x` (one character) or `--word`/`-word` without spaces or `=`.
+  /// Whether `name` is a name the parser can match: `-x`, `--word` or `-word`, not starting
+  /// like a negative number, without `=` or spaces.
   static func isValidName(_ name: String) -> Bool {
-    guard name.hasPrefix("-"), name != "-", name != "--" else { return false }
-    let body = name.drop { $0 == "-" }
-    return !body.isEmpty && name.count - body.count <= 2
-      && !body.contains { $0 == "=" || $0.isWhitespace }
-      && !(name.count == 2 && body.first!.isNumber)
+    CommandDescription.looksLikeOption(name) && name != "--" && !name.hasPrefix("---")
+      && !name.contains { $0 == "=" || $0.isWhitespace }
   }
 }

@@ -20,6 +20,8 @@ public struct ParsedArguments: Hashable, Sendable {
     public var spelling: String
     /// The value, or `nil` for a flag.
     public var value: String?
+    /// The option's index in ``CommandDescription/options``, so lookups compare integers.
+    var index: Int
   }
 
   /// The command that was parsed.
@@ -60,7 +62,7 @@ public struct ParsedArguments: Hashable, Sendable {
     _ name: String, as type: Value.Type
   ) throws(CommandLineError) -> Value? {
     guard let entry = entries(name).last else { return nil }
-    return try entry.converted(to: type)
+    return try converted(entry, to: type)
   }
 
   /// Every value of an option or argument, converted; else the converted default, if any.
@@ -70,56 +72,67 @@ public struct ParsedArguments: Hashable, Sendable {
     _ name: String, as type: Value.Type
   ) throws(CommandLineError) -> [Value] {
     var result: [Value] = []
-    for entry in entries(name) { result.append(try entry.converted(to: type)) }
+    for entry in entries(name) { result.append(try converted(entry, to: type)) }
     return result
   }
 }
 
 extension ParsedArguments {
-  /// A value with what an error message about it needs.
-  private struct Entry {
-    var text: String
-    var label: String
-    var abstract: String
+  /// Where a value came from, to name it in an error message.
+  private enum Source {
+    case option(index: Int, spelling: String)
+    case defaultValue(index: Int)
+    case argument(index: Int)
+  }
 
-    func converted<Value: CommandLineValue>(to type: Value.Type) throws(CommandLineError) -> Value {
-      do throws(ValueConversionError) {
-        return try Value(commandLineArgument: text)
-      } catch {
-        throw .invalidValue(text, label: label, abstract: abstract, error: error)
-      }
+  /// Converts a value, or throws an error naming it and where it came from.
+  private func converted<Value: CommandLineValue>(
+    _ entry: (text: String, source: Source), to type: Value.Type
+  ) throws(CommandLineError) -> Value {
+    do throws(ValueConversionError) {
+      return try Value(commandLineArgument: entry.text)
+    } catch {
+      let (label, abstract) =
+        switch entry.source {
+        case .option(let index, let spelling):
+          (command.options[index].spelled(spelling), command.options[index].abstract)
+        case .defaultValue(let index):
+          (command.options[index].synopsis, command.options[index].abstract)
+        case .argument(let index):
+          (command.arguments[index].helpLabel, command.arguments[index].abstract)
+        }
+      throw .invalidValue(entry.text, label: label, abstract: abstract, error: error)
     }
   }
 
   /// The values given for `name`, or the option's default when none was given.
-  private func entries(_ name: String) -> [Entry] {
-    if name.hasPrefix("-") {
-      let option = declaredOption(name)
-      let given = occurrences(of: name).compactMap { occurrence in
-        occurrence.value.map {
-          Entry(text: $0, label: option.spelled(occurrence.spelling), abstract: option.abstract)
-        }
-      }
-      guard given.isEmpty, let defaultValue = option.defaultValue else { return given }
-      return [Entry(text: defaultValue, label: option.synopsis, abstract: option.abstract)]
+  private func entries(_ name: String) -> [(text: String, source: Source)] {
+    guard name.hasPrefix("-") else {
+      let index = declaredArgument(name)
+      return argumentValues[index].map { ($0, .argument(index: index)) }
     }
-    let index = declaredArgument(name)
-    let argument = command.arguments[index]
-    return argumentValues[index].map {
-      Entry(text: $0, label: argument.helpLabel, abstract: argument.abstract)
+    let index = declaredOption(name)
+    let given = occurrences.compactMap { occurrence in
+      occurrence.index == index
+        ? occurrence.value.map { ($0, Source.option(index: index, spelling: occurrence.spelling)) }
+        : nil
     }
+    guard given.isEmpty, let defaultValue = command.options[index].defaultValue else {
+      return given
+    }
+    return [(defaultValue, .defaultValue(index: index))]
   }
 
   private func occurrences(of name: String) -> [Occurrence] {
-    let option = declaredOption(name)
-    return occurrences.filter { $0.option == option }
+    let index = declaredOption(name)
+    return occurrences.filter { $0.index == index }
   }
 
-  private func declaredOption(_ name: String) -> OptionDescription {
-    guard let option = command.option(named: name) else {
+  private func declaredOption(_ name: String) -> Int {
+    guard let index = command.optionIndex(named: name) else {
       preconditionFailure("'\(command.name)' has no option '\(name)'.")
     }
-    return option
+    return index
   }
 
   private func declaredArgument(_ name: String) -> Int {

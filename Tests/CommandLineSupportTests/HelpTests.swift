@@ -129,3 +129,57 @@ struct HelpTests {
     #expect(command.usageLine == "tool <first> [<second>] [<rest> ...]")
   }
 }
+
+/// How notifyutil describes its Darwin syntax for the help and the manual page, while
+/// ``ArgumentTokens`` scans its arguments.
+struct NotifyutilHelpTests {
+  static let notifyutil = CommandDescription(
+    name: "notifyutil",
+    abstract: "Post, watch and query notifications, as Darwin's notifyutil does.",
+    discussion: "Commands run from left to right.",
+    version: "0.1.0",
+    usage: "notifyutil [-q] [-v] [-z <msec>] [command ...]",
+    options: [
+      .flag("-q", abstract: "Print nothing when a notification arrives."),
+      .flag("-v", abstract: "Print the token, time, name, state and delivery type."),
+      .option("-z", value: "msec", abstract: "Pause after each post.", default: "100"),
+      .option("-p", value: "key", abstract: "Post a notification for key."),
+      .option("-w", value: "key", abstract: "Report every notification for key."),
+      OptionDescription(
+        names: ["-N"], valueName: "key", abstract: "Report N notifications for key, then stop.",
+        label: "-<N> <key>"),
+      OptionDescription(
+        names: ["-s"], valueName: "key", abstract: "Set the state of key.",
+        label: "-s <key> <value>"),
+      OptionDescription(
+        names: ["-signal", "-sig"], valueName: "signal",
+        abstract: "Deliver later registrations by signal.", defaultValue: "1",
+        label: "-signal [<signal>]"),
+      .flag("-dispatch", abstract: "Deliver later registrations on a dispatch queue."),
+    ])
+
+  @Test func rendersIrregularLabels() {
+    #expect(
+      Self.notifyutil.helpText() == """
+        OVERVIEW: Post, watch and query notifications, as Darwin's notifyutil does.
+
+        Commands run from left to right.
+
+        USAGE: notifyutil [-q] [-v] [-z <msec>] [command ...]
+
+        OPTIONS:
+          -q                      Print nothing when a notification arrives.
+          -v                      Print the token, time, name, state and delivery type.
+          -z <msec>               Pause after each post. (default: 100)
+          -p <key>                Post a notification for key.
+          -w <key>                Report every notification for key.
+          -<N> <key>              Report N notifications for key, then stop.
+          -s <key> <value>        Set the state of key.
+          -signal [<signal>]      Deliver later registrations by signal. (default: 1)
+          -dispatch               Deliver later registrations on a dispatch queue.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """)
+  }
+}

@@ -99,6 +99,17 @@ struct ValueConversionTests {
     #expect(try Fixtures.watch.parse(["7"]).values("name", as: UInt.self) == [7])
   }
 
+  @Test func listsTwoChoicesWithAnd() throws {
+    let command = CommandDescription(
+      name: "tool",
+      options: [.option("--bus", value: "bus", abstract: "", choices: ["session", "system"])])
+    let error = try #require(throws: CommandLineError.self) { try command.parse(["--bus=user"]) }
+    #expect(
+      error.message
+        == "The value 'user' is invalid for '--bus <bus>'. Please provide one of 'session' and 'system'."
+    )
+  }
+
   @Test func listsManyChoicesOnePerLine() throws {
     let command = CommandDescription(
       name: "tool",

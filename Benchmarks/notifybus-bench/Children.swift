@@ -23,8 +23,10 @@ enum Children {
         print("ready")  // printed again by C once its rule is in place
         let last = cbaseline_receive(arguments[1], arguments[2], CInt(arguments[3]) ?? 0)
         print(last > 0 ? "done \(last)" : "failed")
-      case "notify-hold" where arguments.count == 3:
-        try await notifyHold(address: arguments[1], count: Int(arguments[2]) ?? 0)
+      case "notify-hold" where arguments.count == 3 || arguments.count == 4:
+        try await notifyHold(
+          address: arguments[1], count: Int(arguments[2]) ?? 0,
+          sameName: arguments.count == 4 && arguments[3] == "same")
       default:
         print("failed unknown child role \(arguments)")
         return 64
@@ -59,7 +61,7 @@ enum Children {
   }
 
   /// Holds `count` registrations of distinct names and reports the memory they take.
-  static func notifyHold(address: String, count: Int) async throws {
+  static func notifyHold(address: String, count: Int, sameName: Bool) async throws {
     let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
     _ = try await center.registerCheck("bench.hold.warmup")
     // Count what the registrations hold, not what malloc keeps of freed set-up garbage.
@@ -69,7 +71,8 @@ enum Children {
       for worker in 0..<16 {
         group.addTask {
           for index in stride(from: worker, to: count, by: 16) {
-            _ = try await center.registerCheck(NotifyName("bench.idle.name\(index)"))
+            let name = sameName ? "bench.idle.shared" : "bench.idle.name\(index)"
+            _ = try await center.registerCheck(NotifyName(name))
           }
         }
       }

@@ -8,8 +8,10 @@ struct Subscriber {
 /// A match rule registered with the bus, shared by every subscriber that uses it.
 struct RuleEntry {
   var count: Int
-  /// The `AddMatch` call; later subscribers wait for the same result.
-  let added: Task<Result<Void, DBusError>, Never>
+  /// The `AddMatch` call while it is under way, for later subscribers to wait on; `nil`
+  /// once the bus has accepted the rule (a finished task keeps its memory, about 1 KiB,
+  /// while referenced).
+  var adding: Task<Result<Void, DBusError>, Never>?
 }
 
 /// A subscription made with ``BusConnection/subscribe(_:handler:)``.
@@ -101,7 +103,7 @@ extension BusConnection {
     if var entry = rules[rule] {
       entry.count += 1
       rules[rule] = entry
-      return await entry.added.value
+      return await entry.adding?.value ?? .success(())
     }
     let added = Task { () -> Result<Void, DBusError> in
       do throws(DBusError) {
@@ -111,10 +113,12 @@ extension BusConnection {
         return .failure(error)
       }
     }
-    rules[rule] = RuleEntry(count: 1, added: added)
+    rules[rule] = RuleEntry(count: 1, adding: added)
     // On failure each subscriber waiting here unsubscribes, which drops the entry, so a
     // later subscriber tries again.
-    return await added.value
+    let result = await added.value
+    if case .success = result, rules[rule]?.adding == added { rules[rule]?.adding = nil }
+    return result
   }
 
   /// Ends subscription `id`, removing its rule from the bus when it was the last user.

@@ -309,7 +309,8 @@ public final class NotifyCenter: Sendable {
   private func subscribe(_ subject: Subject) async -> Result<Void, DBusError> {
     let rule: MatchRule
     switch subject {
-    case .name(let name): rule = NotifyWire.rule(for: name)
+    case .name(let name):
+      rule = NotifyWire.rule(for: name)
     case .namespace(let prefix):
       do {
         rule = try NotifyWire.rule(forNamespace: prefix)
@@ -317,9 +318,10 @@ public final class NotifyCenter: Sendable {
         return .failure(DBusError(.matchRuleInvalid, error.message))
       }
     }
+    let expectedInterface = rule.interface
     do {
       let subscription = try await connection.subscribe(rule) { [weak self] message in
-        self?.received(message, for: subject)
+        self?.received(message, for: subject, interface: expectedInterface)
       }
       let orphaned = registry.withLock { $0.subscribed(subject, subscription) }
       if orphaned { await subscription.cancel() }
@@ -333,20 +335,20 @@ public final class NotifyCenter: Sendable {
   // MARK: - Receiving
 
   /// Handles a signal routed to `subject`'s subscription, on the connection's thread.
-  private func received(_ message: Message, for subject: Subject) {
-    guard let name = NotifyWire.postedName(in: message) else {
-      registry.withLock { $0.malformedSignals += 1 }
-      return
-    }
+  ///
+  /// For a name subscription the check compares the first argument and the interface
+  /// with the name and its interface, computed once at subscription.
+  private func received(_ message: Message, for subject: Subject, interface: InterfaceName?) {
+    let posted: NotifyName?
     switch subject {
-    case .name(let expected) where expected != name:
+    case .name(let expected):
+      posted = NotifyWire.isPosted(message, name: expected, interface: interface) ? expected : nil
+    case .namespace(let prefix):
+      posted = NotifyWire.postedName(in: message).flatMap { $0.isInside(namespace: prefix) ? $0 : nil }
+    }
+    guard let name = posted else {
       registry.withLock { $0.malformedSignals += 1 }
       return
-    case .namespace(let prefix) where !name.isInside(namespace: prefix):
-      registry.withLock { $0.malformedSignals += 1 }
-      return
-    default:
-      break
     }
     let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
     deliver(name, to: subject, sender: message.sender?.rawValue, sequence: sequence)

@@ -109,6 +109,21 @@ public enum NotifyWire {
     return name
   }
 
+  /// Whether `message` is a well-formed `Posted` signal for `name`, whose interface is
+  /// `interface` (``interface(for:)`` of the name, passed in when already known).
+  public static func isPosted(
+    _ message: Message, name: NotifyName, interface: InterfaceName? = nil
+  ) -> Bool {
+    guard message.kind == .signal, message.member == member, message.path == path,
+      case .string(let text)? = message.body.first, text.utf8.elementsEqual(name.rawValue.utf8),
+      message.interface == (interface ?? self.interface(for: name))
+    else { return false }
+    if message.body.count > 1, case .uint64 = message.body[1] {} else if message.body.count > 1 {
+      return false
+    }
+    return true
+  }
+
   /// A call of `notifyd`'s `member` with `body`.
   public static func serviceCall(_ member: MemberName, _ body: [DBusValue]) -> Message {
     .methodCall(

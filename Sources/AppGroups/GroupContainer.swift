@@ -149,7 +149,7 @@ public final class GroupContainer: Sendable {
       let next: Directory
       do {
         next = try current.openDirectory(name)
-      } catch where error.cause?.errno == EACCES {
+      } catch  where error.cause?.errno == EACCES {
         next = try current.openDirectory(name, searchOnly: true)
       }
       try checkAncestor(next)

@@ -40,7 +40,9 @@ struct Directory: ~Copyable, Sendable {
     return Directory(FileDescriptor(rawValue: fd, path: childPath(name)))
   }
 
-  /// Creates a child directory with `mode` unless it exists. The C function is `mkdirat`.
+  /// Creates a child directory with `mode` unless it exists.
+  ///
+  /// The C function is `mkdirat`.
   ///
   /// - Returns: `true` when this call created it.
   @discardableResult
@@ -63,7 +65,9 @@ struct Directory: ~Copyable, Sendable {
     return FileDescriptor(rawValue: fd, path: childPath(name))
   }
 
-  /// The status of a child, not following a symbolic link. The C function is `fstatat`.
+  /// The status of a child, not following a symbolic link.
+  ///
+  /// The C function is `fstatat`.
   ///
   /// - Returns: `nil` when the child does not exist.
   func status(of name: String) throws(ContainerError) -> stat? {
@@ -90,10 +94,13 @@ struct Directory: ~Copyable, Sendable {
     }
     if result == 0 { return true }
     if code == ENOENT { return false }
-    throw .syscall(replace ? "renameat" : "renameat2", errno: code, path: childPath(name), doing: "rename")
+    throw .syscall(
+      replace ? "renameat" : "renameat2", errno: code, path: childPath(name), doing: "rename")
   }
 
-  /// Removes a file (or with `directory`, an empty directory). Missing children are fine.
+  /// Removes a file (or with `directory`, an empty directory).
+  ///
+  /// Missing children are fine.
   func remove(_ name: String, directory: Bool = false) throws(ContainerError) {
     let (result, code) = FileDescriptor.retrying {
       unlinkat(descriptor.rawValue, name, directory ? AT_REMOVEDIR : 0)
@@ -105,7 +112,7 @@ struct Directory: ~Copyable, Sendable {
   /// Removes a child directory and the regular files directly inside it.
   func removeTree(_ name: String) throws(ContainerError) {
     let child: Directory
-    do { child = try openDirectory(name) } catch where error.code == .notFound { return }
+    do { child = try openDirectory(name) } catch  where error.code == .notFound { return }
     for entry in try child.entries() {
       if let info = try child.status(of: entry), info.st_mode & S_IFMT == S_IFDIR {
         try child.removeTree(entry)
@@ -177,9 +184,10 @@ struct Directory: ~Copyable, Sendable {
   }
 }
 
-/// `O_PATH`, which Glibc's module does not export without `_GNU_SOURCE`: open a directory
-/// for use as an `*at` anchor with search permission only. Its value is the same on every
-/// Linux architecture that Swift supports.
+/// `O_PATH`, which Glibc's module does not export without `_GNU_SOURCE`: open a directory for use
+/// as an `*at` anchor with search permission only.
+///
+/// Its value is the same on every Linux architecture that Swift supports.
 let openPathOnly: CInt = 0o10_000_000
 
 /// `renameat2(2)` with `RENAME_NOREPLACE`, looked up at run time because Glibc's module
@@ -195,9 +203,10 @@ private func renameNoFollow(
   return renameat2(fromDirectory, from, toDirectory, to, 1)  // RENAME_NOREPLACE
 }
 
-private typealias Renameat2 = @convention(c) (
-  CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CUnsignedInt
-) -> CInt
+private typealias Renameat2 =
+  @convention(c) (
+    CInt, UnsafePointer<CChar>, CInt, UnsafePointer<CChar>, CUnsignedInt
+  ) -> CInt
 
 private let renameat2Function: Renameat2? = {
   guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else {

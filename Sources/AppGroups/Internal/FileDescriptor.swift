@@ -9,11 +9,6 @@ struct FileDescriptor: ~Copyable, Sendable {
   /// The path the descriptor was opened at, for messages.
   let path: String
 
-  init(rawValue: CInt, path: String) {
-    self.rawValue = rawValue
-    self.path = path
-  }
-
   deinit { _ = Glibc.close(rawValue) }
 
   /// Runs a system call, retrying while it fails with `EINTR`.
@@ -30,7 +25,9 @@ struct FileDescriptor: ~Copyable, Sendable {
     }
   }
 
-  /// The file's status. The corresponding C function is `fstat`.
+  /// The file's status.
+  ///
+  /// The corresponding C function is `fstat`.
   func status() throws(ContainerError) -> stat {
     var info = stat()
     let (result, code) = Self.retrying { fstat(rawValue, &info) }
@@ -40,13 +37,17 @@ struct FileDescriptor: ~Copyable, Sendable {
     return info
   }
 
-  /// Flushes the file's data and metadata to stable storage. The C function is `fsync`.
+  /// Flushes the file's data and metadata to stable storage.
+  ///
+  /// The C function is `fsync`.
   func sync() throws(ContainerError) {
     let (result, code) = Self.retrying { fsync(rawValue) }
     guard result == 0 else { throw .syscall("fsync", errno: code, path: path, doing: "flush") }
   }
 
-  /// Sets the permission bits. The corresponding C function is `fchmod`.
+  /// Sets the permission bits.
+  ///
+  /// The corresponding C function is `fchmod`.
   func setPermissions(_ mode: mode_t) throws(ContainerError) {
     let (result, code) = Self.retrying { fchmod(rawValue, mode) }
     guard result == 0 else {
@@ -54,7 +55,9 @@ struct FileDescriptor: ~Copyable, Sendable {
     }
   }
 
-  /// Takes an advisory lock on the whole file. The corresponding C function is `flock`.
+  /// Takes an advisory lock on the whole file.
+  ///
+  /// The corresponding C function is `flock`.
   ///
   /// - Returns: `false` when `wait` is `false` and another process holds the lock.
   func lock(exclusive: Bool, wait: Bool) throws(ContainerError) -> Bool {
@@ -65,7 +68,9 @@ struct FileDescriptor: ~Copyable, Sendable {
     throw .syscall("flock", errno: code, path: path, doing: "lock")
   }
 
-  /// Writes all of `bytes`, continuing after short writes. The C function is `write`.
+  /// Writes all of `bytes`, continuing after short writes.
+  ///
+  /// The C function is `write`.
   func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ContainerError) {
     var offset = 0
     while offset < bytes.count {
@@ -84,7 +89,9 @@ struct FileDescriptor: ~Copyable, Sendable {
     }.get()
   }
 
-  /// Reads up to `buffer.count` bytes. The corresponding C function is `read`.
+  /// Reads up to `buffer.count` bytes.
+  ///
+  /// The corresponding C function is `read`.
   ///
   /// - Returns: The number of bytes read; zero at the end of the file.
   func read(into buffer: UnsafeMutableRawBufferPointer) throws(ContainerError) -> Int {
@@ -110,7 +117,9 @@ struct FileDescriptor: ~Copyable, Sendable {
     }
   }
 
-  /// Moves the file offset. The corresponding C function is `lseek`.
+  /// Moves the file offset.
+  ///
+  /// The corresponding C function is `lseek`.
   func seek(to offset: Int64) throws(ContainerError) {
     let (result, code) = Self.retrying { lseek(rawValue, off_t(offset), SEEK_SET) }
     guard result >= 0 else { throw .syscall("lseek", errno: code, path: path, doing: "seek in") }

@@ -21,7 +21,9 @@ struct KeyLog: ~Copyable {
 
   var path: String { directory.childPath(fileName) }
 
-  /// Brings the in-memory set up to date with the file. Cuts off a torn tail when `repair`.
+  /// Brings the in-memory set up to date with the file.
+  ///
+  /// Cuts off a torn tail when `repair`.
   mutating func refresh(repair: Bool) throws(ContainerError) {
     guard let info = try directory.status(of: fileName) else {
       keys = []
@@ -80,7 +82,9 @@ struct KeyLog: ~Copyable {
 
   func contains(_ key: String) -> Bool { members.contains(key) }
 
-  /// Appends the keys that are not yet members, durably. Returns which were new.
+  /// Appends the keys that are not yet members, durably.
+  ///
+  /// Returns which were new.
   mutating func insert(_ newKeys: [String]) throws(ContainerError) -> [Bool] {
     var added: [Bool] = []
     var records: [UInt8] = []

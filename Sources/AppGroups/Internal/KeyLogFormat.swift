@@ -49,8 +49,9 @@ enum KeyLogFormat {
     }
   }
 
-  /// Parses records starting at `offset` (just past the header, or where a previous parse
-  /// stopped). Stops at the first invalid record.
+  /// Parses records starting at `offset` (just past the header, or where a previous parse stopped).
+  ///
+  /// Stops at the first invalid record.
   static func parseRecords(_ bytes: [UInt8], from offset: Int) -> Parsed {
     var reader = ByteReader(bytes, at: offset)
     var keys: [String] = []

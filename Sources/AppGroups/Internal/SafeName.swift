@@ -1,8 +1,10 @@
 /// Validation of the single path components that callers choose: suite, spool and dedupe
 /// names, entry ids and attachment names.
 enum SafeName {
-  /// A portable name: 1 to `limit` bytes of ASCII letters, digits, `.`, `_` and `-`, not
-  /// starting with `.`. Used for suite, spool and dedupe names and for entry ids.
+  /// A portable name: 1 to `limit` bytes of ASCII letters, digits, `.`, `_` and `-`, not starting
+  /// with `.`.
+  ///
+  /// Used for suite, spool and dedupe names and for entry ids.
   static func checkPortable(_ name: String, kind: String, limit: Int = 128)
     throws(ContainerError)
   {

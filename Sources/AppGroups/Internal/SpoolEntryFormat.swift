@@ -1,5 +1,7 @@
-/// The `entry` file of a spool entry: a fixed header, the id, the attachment manifest, the
-/// payload and a trailing CRC-32. Documented byte for byte in `Protocol/container.md`.
+/// The `entry` file of a spool entry: a fixed header, the id, the attachment manifest, the payload
+/// and a trailing CRC-32.
+///
+/// Documented byte for byte in `Protocol/container.md`.
 ///
 /// ```
 /// offset  size  field
@@ -75,8 +77,9 @@ enum SpoolEntryFormat {
     return writer.bytes
   }
 
-  /// Decodes and validates an entry file. Never reads out of bounds and never allocates
-  /// more than the input's size.
+  /// Decodes and validates an entry file.
+  ///
+  /// Never reads out of bounds and never allocates more than the input's size.
   static func decode(_ bytes: [UInt8]) throws(Failure) -> Decoded {
     guard bytes.count >= headerSize + 4 else {
       throw Failure("the file is \(bytes.count) bytes, shorter than the smallest entry")

@@ -164,6 +164,7 @@ public final class SharedDefaults: Sendable {
       let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
       do throws(ContainerError) {
         try file.writeAll(bytes)
+        try distinguish(file, from: state.stamp)
         try file.sync()
         try directory.rename(temporary, to: directory, as: fileName)
       } catch {
@@ -173,6 +174,30 @@ public final class SharedDefaults: Sendable {
       try directory.sync()
       state.values = values
       state.stamp = Stamp(try file.status())
+    }
+  }
+
+  /// Makes sure readers can tell the new file from the old one by its stamp.
+  ///
+  /// The file system may give the new file the inode number the old one just freed, with
+  /// the same size and, within the clock's granularity, the same times. Then the new file's
+  /// modification time is set one nanosecond past the old one's.
+  private func distinguish(_ file: borrowing FileDescriptor, from old: Stamp?)
+    throws(ContainerError)
+  {
+    guard let old else { return }
+    let new = Stamp(try file.status())
+    guard new.inode == old.inode, new.device == old.device, new.size == old.size,
+      new.modified <= old.modified
+    else { return }
+    let next = old.modified + 1
+    var times = [
+      timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2),  // UTIME_OMIT: leave the access time
+      timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000)),
+    ]
+    let (result, code) = FileDescriptor.retrying { futimens(file.rawValue, &times) }
+    guard result == 0 else {
+      throw .syscall("futimens", errno: code, path: file.path, doing: "stamp")
     }
   }
 

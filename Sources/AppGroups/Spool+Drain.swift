@@ -146,8 +146,14 @@ extension Spool {
       session.attempted.insert(item.raw)
       if item.claimed {
         session.summary.recovered += 1
-      } else if !(try incoming.rename(item.raw, to: claimed, as: item.raw)) {
-        continue  // Gone: another consumer that did not lock took it.
+      } else {
+        do {
+          guard try incoming.rename(item.raw, to: claimed, as: item.raw, replace: false) else {
+            continue  // Gone: another consumer that did not lock took it.
+          }
+        } catch  where error.cause?.errno == EEXIST {
+          continue  // The same name is already claimed; it is handled from cur/.
+        }
       }
       guard let name = item.name else {
         setAside(item.raw, reason: "the name is not an entry name", in: &session)
@@ -155,7 +161,7 @@ extension Spool {
       }
       let alreadyDelivered = delivered.withLock { $0.contains(name.id) }
       if alreadyDelivered {
-        try claimed.removeTree(item.raw)
+        try claimed.removeItem(item.raw)
         session.summary.duplicates += 1
         continue
       }
@@ -174,7 +180,7 @@ extension Spool {
   /// Records the id as delivered (durably), then removes the entry.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
     _ = try delivered.withLock { (log) throws(ContainerError) in try log.insert([claim.entry.id]) }
-    try claimed.removeTree(claim.raw)
+    try claimed.removeItem(claim.raw)
     session.summary.delivered += 1
   }
 
@@ -202,20 +208,35 @@ extension Spool {
   /// name, and each attachment's presence, size and checksum.
   private func validate(_ raw: String, name: SpoolEntryName) throws -> SpoolEntry {
     typealias Failure = SpoolEntryFormat.Failure
-    let directory = try failing(
-      "it is not a directory", on: [.wrongFileType, .symbolicLink]
-    ) { () throws(ContainerError) in try claimed.openDirectory(raw) }
+    guard let info = try claimed.status(of: raw) else { throw Failure("it vanished") }
+    switch info.st_mode & S_IFMT {
+    case S_IFREG:
+      let file = try failing("it cannot be opened as a file", on: [.symbolicLink, .notFound]) {
+        () throws(ContainerError) in try claimed.openFile(raw, flags: O_RDONLY)
+      }
+      let (bytes, decoded) = try read(file, for: name)
+      guard decoded.attachments.isEmpty else {
+        throw Failure("it is a single file but its manifest lists attachments")
+      }
+      guard Int64(bytes) == name.bytes else {
+        throw Failure("its size \(bytes) does not match the \(name.bytes) bytes in its name")
+      }
+      return SpoolEntry(
+        id: decoded.id, enqueueDate: Self.date(decoded.enqueueTime),
+        payload: Array(decoded.payload), attachments: [])
+    case S_IFDIR:
+      break
+    default:
+      throw Failure("it is neither a regular file nor a directory")
+    }
+    let directory = try failing("it is not a directory", on: [.wrongFileType, .symbolicLink]) {
+      () throws(ContainerError) in try claimed.openDirectory(raw)
+    }
     let file = try failing("it has no entry file", on: [.notFound, .symbolicLink]) {
       () throws(ContainerError) in
       try directory.openFile(SpoolEntryFormat.entryFileName, flags: O_RDONLY)
     }
-    let info = try file.status()
-    guard info.st_mode & S_IFMT == S_IFREG else { throw Failure("the entry file is not a file") }
-    let bytes = try file.readToEnd(limit: Int(min(limits.maximumBytes, Int64(Int.max))))
-    let decoded = try SpoolEntryFormat.decode(bytes)
-    guard decoded.id == name.id, decoded.enqueueTime == name.time else {
-      throw Failure("the id or time in the entry file does not match its name")
-    }
+    let (bytes, decoded) = try read(file, for: name)
     var expected = Set(decoded.attachments.map(\.name))
     expected.insert(SpoolEntryFormat.entryFileName)
     let present = try directory.entries()
@@ -223,7 +244,7 @@ extension Spool {
       throw Failure("it contains '\(stray)', which its manifest does not list")
     }
     var attachments: [SpoolEntry.Attachment] = []
-    var total = Int64(bytes.count)
+    var total = Int64(bytes)
     for attachment in decoded.attachments {
       try check(attachment, in: directory)
       total += Int64(attachment.size)
@@ -236,9 +257,28 @@ extension Spool {
       throw Failure("its size \(total) does not match the \(name.bytes) bytes in its name")
     }
     return SpoolEntry(
-      id: decoded.id,
-      enqueueDate: Date(timeIntervalSince1970: Double(decoded.enqueueTime) / 1_000_000),
+      id: decoded.id, enqueueDate: Self.date(decoded.enqueueTime),
       payload: Array(decoded.payload), attachments: attachments)
+  }
+
+  private static func date(_ microseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+  }
+
+  /// Reads and decodes an entry file, checking it against the entry's name.
+  private func read(_ file: borrowing FileDescriptor, for name: SpoolEntryName) throws
+    -> (Int, SpoolEntryFormat.Decoded)
+  {
+    let info = try file.status()
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw SpoolEntryFormat.Failure("the entry file is not a regular file")
+    }
+    let bytes = try file.readToEnd(limit: Int(min(limits.maximumBytes, Int64(Int.max))))
+    let decoded = try SpoolEntryFormat.decode(bytes)
+    guard decoded.id == name.id, decoded.enqueueTime == name.time else {
+      throw SpoolEntryFormat.Failure("the id or time in the entry file does not match its name")
+    }
+    return (bytes.count, decoded)
   }
 
   private func check(_ attachment: SpoolEntryFormat.Attachment, in directory: borrowing Directory)

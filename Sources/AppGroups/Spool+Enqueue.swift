@@ -4,9 +4,14 @@ import Glibc
 extension Spool {
   /// Durably adds an entry to the spool.
   ///
-  /// When this returns, the entry's files and its directory entry in `new/` are on stable
-  /// storage (fsync of every file, of the entry directory and of `new/`), and any consumer
-  /// can claim it. When it throws, nothing is visible to consumers.
+  /// When this returns, the entry's files and its name in `new/` are on stable storage
+  /// (fsync of every file, of the entry directory when there are attachments, and of
+  /// `new/`), and any consumer can claim it. When it throws, nothing is visible to
+  /// consumers.
+  ///
+  /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus
+  /// this process's own enqueues since, so producers enqueueing at the same moment can
+  /// overshoot a limit by what they add within that window.
   ///
   /// - Parameters:
   ///   - payload: Opaque bytes, for example an encoded extension item.
@@ -40,7 +45,7 @@ extension Spool {
           + "not \(attachments.count).")
     }
     let payload = Array(payload)
-    let usage = try pendingUsage()
+    let usage = try quotaUsage()
     guard usage.entries < limits.maximumEntries else {
       throw ContainerError(
         code: .quotaExceeded, path: incoming.path,
@@ -50,15 +55,18 @@ extension Spool {
 
     let time = Self.nextEnqueueTime()
     let scratch = "\(time).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
-    try temporary.makeDirectory(scratch)
+    let single = attachments.isEmpty
+    if !single { try temporary.makeDirectory(scratch) }
     do throws(ContainerError) {
-      let entry = try temporary.openDirectory(scratch)
       var manifest: [SpoolEntryFormat.Attachment] = []
       var total: Int64 = 0
-      for attachment in attachments {
-        let record = try write(attachment, into: entry)
-        manifest.append(record)
-        total += Int64(record.size)
+      if !single {
+        let entry = try temporary.openDirectory(scratch)
+        for attachment in attachments {
+          let record = try write(attachment, into: entry)
+          manifest.append(record)
+          total += Int64(record.size)
+        }
       }
       let bytes = SpoolEntryFormat.encode(
         enqueueTime: time, id: id, attachments: manifest, payload: payload)
@@ -69,11 +77,20 @@ extension Spool {
           message: "Adding \(total) bytes to the spool '\(name)', which holds \(usage.bytes), "
             + "would exceed its limit (SpoolLimits.maximumBytes = \(limits.maximumBytes)).")
       }
-      let file = try entry.openFile(
-        SpoolEntryFormat.entryFileName, flags: O_WRONLY | O_EXCL, create: true)
-      try file.writeAll(bytes)
-      try file.sync()
-      try entry.sync()
+      if single {
+        // An entry without attachments is one file: tmp/<scratch>.
+        let file = try temporary.openFile(scratch, flags: O_WRONLY | O_EXCL, create: true)
+        try file.writeAll(bytes)
+        try file.sync()
+      } else {
+        // An entry with attachments is a directory: tmp/<scratch>/{entry, attachments…}.
+        let entry = try temporary.openDirectory(scratch)
+        let file = try entry.openFile(
+          SpoolEntryFormat.entryFileName, flags: O_WRONLY | O_EXCL, create: true)
+        try file.writeAll(bytes)
+        try file.sync()
+        try entry.sync()
+      }
       let final = SpoolEntryName(time: time, bytes: total, id: id).rawValue
       guard try temporary.rename(scratch, to: incoming, as: final, replace: false) else {
         throw ContainerError(
@@ -82,9 +99,10 @@ extension Spool {
             + "it was committed; is another process cleaning tmp/ too eagerly?")
       }
       try incoming.sync()
+      noteEnqueued(bytes: total)
       return id
     } catch {
-      try? temporary.removeTree(scratch)
+      try? temporary.removeItem(scratch)
       throw error
     }
   }

@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -49,6 +50,17 @@ public final class Spool: Sendable {
   let claimed: Directory
   let corrupt: Directory
   let delivered: Mutex<KeyLog>
+  let usageCache = Mutex<UsageSnapshot?>(nil)
+
+  /// Pending entries and bytes as of a listing, plus this process's enqueues since.
+  struct UsageSnapshot: Sendable {
+    var taken: UInt64
+    var entries: Int
+    var bytes: Int64
+  }
+
+  /// How long a quota listing is reused by ``enqueue(payload:attachments:id:)``.
+  static var usageListingLifetime: UInt64 { 100_000_000 }
 
   /// Opens (creating on first use) a spool.
   ///
@@ -83,18 +95,39 @@ public final class Spool: Sendable {
   ///
   /// - Throws: ``ContainerError`` when a directory cannot be listed.
   public func pendingCount() throws(ContainerError) -> Int {
-    try pendingUsage().entries
+    try listUsage().entries
   }
 
-  /// Entries and bytes pending, from the entry names alone.
-  func pendingUsage() throws(ContainerError) -> (entries: Int, bytes: Int64) {
-    var entries = 0
-    var bytes: Int64 = 0
-    for name in try incoming.entries() + claimed.entries() {
-      entries += 1
-      bytes += SpoolEntryName(name)?.bytes ?? 0
+  /// Entries and bytes pending, from a listing of the entry names alone.
+  func listUsage() throws(ContainerError) -> UsageSnapshot {
+    var snapshot = UsageSnapshot(taken: DispatchTime.now().uptimeNanoseconds, entries: 0, bytes: 0)
+    let count = { (name: UnsafeRawBufferPointer) in
+      snapshot.entries += 1
+      snapshot.bytes += SpoolEntryName.byteCount(inRawName: name) ?? 0
     }
-    return (entries, bytes)
+    try incoming.forEachRawName(count)
+    try claimed.forEachRawName(count)
+    return snapshot
+  }
+
+  /// The usage the quota check uses: a listing at most ``usageListingLifetime`` old, plus
+  /// what this process enqueued since.
+  func quotaUsage() throws(ContainerError) -> UsageSnapshot {
+    let now = DispatchTime.now().uptimeNanoseconds
+    if let cached = usageCache.withLock({ $0 }), now - cached.taken < Self.usageListingLifetime {
+      return cached
+    }
+    let fresh = try listUsage()
+    usageCache.withLock { $0 = fresh }
+    return fresh
+  }
+
+  /// Counts an entry this process just committed into the cached usage.
+  func noteEnqueued(bytes: Int64) {
+    usageCache.withLock { cache in
+      cache?.entries += 1
+      cache?.bytes += bytes
+    }
   }
 }
 

@@ -106,6 +106,18 @@ struct SpoolEntryNameTests {
     #expect(SpoolEntryName(time: 1, bytes: 9, id: "a") < SpoolEntryName(time: 1, bytes: 1, id: "b"))
   }
 
+  @Test func readsTheByteCountFromRawNames() {
+    func count(_ raw: String) -> Int64? {
+      Array(raw.utf8).withUnsafeBytes { SpoolEntryName.byteCount(inRawName: $0) }
+    }
+    #expect(count("0000000000000042.1234.id") == 1234)
+    #expect(count("0000000000000042..id") == nil)
+    #expect(count("0000000000000042.12x.id") == nil)
+    #expect(count("0000000000000042.12") == nil)
+    #expect(count("short") == nil)
+    #expect(count("0000000000000042." + String(repeating: "9", count: 30) + ".id") == nil)
+  }
+
   @Test(arguments: [
     "", "x", "42.1.a", "000000000000004a.1.a", "0000000000000042..a", "0000000000000042.1.",
     "0000000000000042.1./x", "0000000000000042.01.a", "0000000000000042.1.a b",

@@ -148,10 +148,16 @@ struct SpoolTests {
     #expect(
       FileManager.default.createFile(atPath: try new + entry("stray") + "/extra", contents: nil))
     #expect(mkdir(new + "garbage-name", 0o700) == 0)
+    try spool.enqueue(payload: [UInt8](repeating: 2, count: 100), id: "single")
+    let single = try new + entry("single")
+    var singleBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: single)))
+    singleBytes[70] ^= 0x01
+    try Data(singleBytes).write(to: URL(fileURLWithPath: single))
+    try spool.enqueue(payload: [UInt8](repeating: 3, count: 100), id: "f")
 
     let result = try drainAll(spool)
-    #expect(result.ids == ["a", "b", "c", "d", "e"])
-    #expect(result.summary.setAside.count == 5)
+    #expect(result.ids == ["a", "b", "c", "d", "e", "f"])
+    #expect(result.summary.setAside.count == 6)
     for error in result.summary.setAside {
       #expect(error.code == .corruptFile)
       #expect(error.path.contains("/corrupt/"))
@@ -160,7 +166,7 @@ struct SpoolTests {
     #expect(reasons.contains("checksum"))
     #expect(reasons.contains("'extra'"))
     let corrupt = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/corrupt")
-    #expect(corrupt.count == 5)
+    #expect(corrupt.count == 6)
     #expect(try spool.pendingCount() == 0)
   }
 
@@ -238,6 +244,11 @@ struct SpoolTests {
   @Test func usesPrivateModes() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "0-single")
+    let single = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").first)
+    #expect(mode(of: spool.path + "/new/" + single) == 0o600)
+    try spool.drain { _ in }
     try spool.enqueue(payload: [1], attachments: [.data(Data([2]), name: "a")], id: "m")
     for directory in ["", "/tmp", "/new", "/cur", "/corrupt"] {
       #expect(mode(of: spool.path + directory) == 0o700, "\(directory)")

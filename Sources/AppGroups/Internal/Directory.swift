@@ -123,6 +123,42 @@ struct Directory: ~Copyable, Sendable {
     try remove(name, directory: true)
   }
 
+  /// Removes a child whatever its type: a directory with its files, or a single file.
+  func removeItem(_ name: String) throws(ContainerError) {
+    guard let info = try status(of: name) else { return }
+    if info.st_mode & S_IFMT == S_IFDIR {
+      try removeTree(name)
+    } else {
+      try remove(name)
+    }
+  }
+
+  /// Calls `body` with the raw bytes of each name in this directory (without `.` and
+  /// `..`), without creating strings: for listings that only parse names.
+  func forEachRawName(_ body: (UnsafeRawBufferPointer) -> Void) throws(ContainerError) {
+    let (fd, code) = FileDescriptor.retrying {
+      openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+    guard fd >= 0 else { throw .syscall("openat", errno: code, path: path, doing: "list") }
+    guard let stream = fdopendir(fd) else {
+      let failure = errno
+      close(fd)
+      throw .syscall("fdopendir", errno: failure, path: path, doing: "list")
+    }
+    defer { closedir(stream) }
+    while let entry = readdir(stream) {
+      withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        let length = raw.firstIndex(of: 0) ?? raw.count
+        let name = UnsafeRawBufferPointer(rebasing: raw[0..<length])
+        if name.count == 1 && name[0] == UInt8(ascii: ".") { return }
+        if name.count == 2 && name[0] == UInt8(ascii: ".") && name[1] == UInt8(ascii: ".") {
+          return
+        }
+        body(name)
+      }
+    }
+  }
+
   /// The names in this directory, without `.` and `..`, in no particular order.
   func entries() throws(ContainerError) -> [String] {
     // A fresh open file description, so listings never share a read offset.

@@ -33,6 +33,21 @@ struct SpoolEntryName: Hashable, Sendable, Comparable {
     guard rawValue == name else { return nil }
   }
 
+  /// The byte count in a raw entry name, or `nil` when the name is not an entry name's
+  /// shape. Parses bytes in place, for quota listings.
+  static func byteCount(inRawName name: UnsafeRawBufferPointer) -> Int64? {
+    guard name.count > 18, name[16] == UInt8(ascii: ".") else { return nil }
+    var value: Int64 = 0
+    var index = 17
+    while index < name.count, name[index] != UInt8(ascii: ".") {
+      let digit = name[index] &- UInt8(ascii: "0")
+      guard digit < 10, value < Int64.max / 100 else { return nil }
+      value = value * 10 + Int64(digit)
+      index += 1
+    }
+    return index > 17 && index < name.count ? value : nil
+  }
+
   /// Handover order: enqueue time, then id, then the rest of the name.
   static func < (lhs: Self, rhs: Self) -> Bool {
     (lhs.time, lhs.id, lhs.bytes) < (rhs.time, rhs.id, rhs.bytes)

@@ -33,8 +33,9 @@ struct SpoolEntryName: Hashable, Sendable, Comparable {
     guard rawValue == name else { return nil }
   }
 
-  /// The byte count in a raw entry name, or `nil` when the name is not an entry name's
-  /// shape. Parses bytes in place, for quota listings.
+  /// The byte count in a raw entry name, or `nil` when the name is not an entry name's shape.
+  ///
+  /// Parses bytes in place, for quota listings.
   static func byteCount(inRawName name: UnsafeRawBufferPointer) -> Int64? {
     guard name.count > 18, name[16] == UInt8(ascii: ".") else { return nil }
     var value: Int64 = 0

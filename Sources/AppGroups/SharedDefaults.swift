@@ -159,7 +159,7 @@ public final class SharedDefaults: Sendable {
       var values = state.values
       try body(&values)
       guard values != state.values else { return }
-      let bytes = try DefaultsFile.encode(values)
+      let bytes = DefaultsFile.encode(values)
       let temporary = ".\(fileName).\(getpid()).tmp"
       let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
       do throws(ContainerError) {

@@ -17,6 +17,19 @@ struct SpoolEntryFormatTests {
     #expect(Array(decoded.payload) == Array("payload bytes".utf8))
   }
 
+  /// The test vector in Protocol/container.md, produced independently with Python's
+  /// `struct` and `zlib.crc32`.
+  @Test func matchesTheProtocolTestVector() {
+    let hex =
+      "4e4253450100000000401e18240a060007000100000000000d000000000000007497106e656e7472792d3109"
+      + "0070686f746f2e6a70670300000000000000785634127061796c6f6164206279746573cc6be949"
+    let bytes = stride(from: 0, to: hex.count, by: 2).map { offset in
+      let start = hex.index(hex.startIndex, offsetBy: offset)
+      return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+    }
+    #expect(sample == bytes)
+  }
+
   @Test func matchesTheDocumentedLayout() {
     #expect(Array(sample[0..<4]) == Array("NBSE".utf8))
     #expect(sample[4] == 1 && sample[5] == 0)
@@ -178,7 +191,7 @@ struct DefaultsFileTests {
   }
 
   @Test func rejectsTruncationsAndGarbage() throws {
-    let bytes = try DefaultsFile.encode(["key": "value", "list": [1, 2, 3]])
+    let bytes = DefaultsFile.encode(["key": "value", "list": [1, 2, 3]])
     for length in 0..<bytes.count {
       #expect(throws: SpoolEntryFormat.Failure.self) {
         try DefaultsFile.decode(Array(bytes.prefix(length)))
@@ -187,5 +200,124 @@ struct DefaultsFileTests {
     #expect(throws: SpoolEntryFormat.Failure.self) {
       try DefaultsFile.decode(Array("bplist00".utf8) + [UInt8](repeating: 0xFF, count: 64))
     }
+  }
+}
+
+struct BinaryPropertyListTests {
+  /// Builds a binary property list from raw objects, for malformed-input tests.
+  func plist(_ objects: [[UInt8]], top: UInt8 = 0, referenceSize: UInt8 = 1) -> [UInt8] {
+    var bytes = Array("bplist00".utf8)
+    var offsets: [UInt8] = []
+    for object in objects {
+      offsets.append(UInt8(bytes.count))
+      bytes += object
+    }
+    let table = bytes.count
+    bytes += offsets
+    bytes += [0, 0, 0, 0, 0, 0, 1, referenceSize]
+    bytes += [0, 0, 0, 0, 0, 0, 0, UInt8(objects.count)]
+    bytes += [0, 0, 0, 0, 0, 0, 0, top]
+    bytes += [0, 0, 0, 0, 0, 0, 0, UInt8(table)]
+    return bytes
+  }
+
+  @Test func roundTripsEdgeValues() throws {
+    let value: PropertyListValue = [
+      "ascii": "plain", "unicode": "naïve ✓ 𝄞", "long": .string(String(repeating: "x", count: 300)),
+      "zero": 0, "small": 255, "medium": 65_535, "large": 4_294_967_295, "huge": .integer(Int.max),
+      "negative": -1, "min": .integer(Int.min), "real": 0.1, "inf": .double(.infinity),
+      "true": true, "false": false, "empty": [], "emptyDict": [:],
+      "data": .data(Data(repeating: 0xAB, count: 40)),
+      "date": .date(Date(timeIntervalSince1970: -5)),
+      "list": .array((0..<20).map { .integer($0) }),
+    ]
+    #expect(try BinaryPropertyList.decode(BinaryPropertyList.encode(value)) == value)
+  }
+
+  @Test func readsFilesWrittenByPythonPlistlib() throws {
+    let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../Fuzz/DefaultsFileReader/corpus/all-types")
+    let values = try DefaultsFile.decode([UInt8](Data(contentsOf: corpus)))
+    #expect(values["s"] == "x")
+    #expect(values["i"] == -5)
+    #expect(values["d"] == 1.5)
+    #expect(values["b"] == true)
+    #expect(values["data"] == .data(Data([0, 1])))
+    #expect(values["a"] == [1, "two", false])
+    #expect(values["n"] == ["k": ["deep": [1.0]]])
+    #expect(values["date"] == .date(Date(timeIntervalSince1970: 1_577_836_800)))
+  }
+
+  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+  func writesFilesThatPythonPlistlibReads() throws {
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/out.plist"
+    let bytes = DefaultsFile.encode([
+      "s": "naïve", "i": -7, "big": 70_000, "d": 2.5, "b": true, "a": ["x", 1], "n": ["k": "v"],
+    ])
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = [
+      "-c",
+      "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb')); "
+        + "print(d['s'], d['i'], d['big'], d['d'], d['b'], d['a'], d['n'])",
+      path,
+    ]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    process.waitUntilExit()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(text == "naïve -7 70000 2.5 True ['x', 1] {'k': 'v'}\n")
+  }
+
+  @Test(
+    arguments: [
+      ([[0xD1, 1, 1], [0x10, 1]], "not a string"),  // an integer key
+      ([[0xA1, 0]], "contains itself"),  // an array holding itself
+      ([[0xA1, 5]], "out of range"),  // reference past the object count
+      ([[0x00]], "null"),
+      ([[0x80, 1]], "UID"),
+      ([[0xC0]], "set"),
+      ([[0x14] + [UInt8](repeating: 0, count: 16)], "64 bits"),
+      ([[0x21, 0, 0]], "width"),
+      ([[0x5F, 0x10, 200, 0x41]], "larger than the file"),
+      ([[0x5E, 0x41]], "past the object area"),
+      ([[0x5F, 0x20, 1]], "not an integer"),
+      ([[0x51, 0xC3]], "non-ASCII"),
+      ([[0x61, 0xD8, 0x00]], "UTF-16"),
+      ([[0x33, 0x7F, 0xF0, 0, 0, 0, 0, 0, 0]], "not finite"),
+    ] as [([[UInt8]], String)])
+  func rejectsMalformedObjectsWithAReason(_ objects: [[UInt8]], _ reason: String) {
+    let failure = #expect(throws: SpoolEntryFormat.Failure.self) {
+      try BinaryPropertyList.decode(plist(objects))
+    }
+    #expect(failure?.reason.contains(reason) == true, "\(failure?.reason ?? "")")
+  }
+
+  @Test func rejectsBadTrailers() throws {
+    var bytes = plist([[0x09]])
+    for (offset, value) in [(6, UInt8(0)), (6, 9), (7, 0), (15, 0), (23, 1), (31, 0), (31, 200)] {
+      var damaged = bytes
+      damaged[damaged.count - 32 + offset] = value
+      #expect(throws: SpoolEntryFormat.Failure.self) { try BinaryPropertyList.decode(damaged) }
+    }
+    bytes[8] = 0x09
+    #expect(try BinaryPropertyList.decode(bytes) == true)
+  }
+
+  @Test func refusesDeepNestingAndExpansionBombs() {
+    // 300 arrays, each holding the next: deeper than the limit.
+    let deepBytes = BinaryPropertyList.encode(
+      (0..<300).reduce(PropertyListValue.bool(true)) { inner, _ in .array([inner]) })
+    #expect(throws: SpoolEntryFormat.Failure.self) { try BinaryPropertyList.decode(deepBytes) }
+    // 12 levels of 14 references to the same next array: 14^12 values if expanded.
+    var bomb: [[UInt8]] = (0..<12).map { [0xAE] + [UInt8](repeating: UInt8($0 + 1), count: 14) }
+    bomb.append([0x09])
+    let failure = #expect(throws: SpoolEntryFormat.Failure.self) {
+      try BinaryPropertyList.decode(plist(bomb))
+    }
+    #expect(failure?.reason.contains("more than") == true)
   }
 }

@@ -226,8 +226,9 @@ enum BinaryPropertyList {
 
   // MARK: - Writing
 
-  /// Encodes a value as a binary property list. Dictionary keys are written sorted, so
-  /// equal values give equal bytes.
+  /// Encodes a value as a binary property list.
+  ///
+  /// Dictionary keys are written sorted, so equal values give equal bytes.
   static func encode(_ root: PropertyListValue) -> [UInt8] {
     var objects: [[UInt8]] = []
     var pending: [(value: PropertyListValue, index: Int)] = []

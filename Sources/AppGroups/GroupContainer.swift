@@ -191,7 +191,7 @@ public final class GroupContainer: Sendable {
 
   /// Opens (creating 0700 when missing) a private directory below the container.
   func privateDirectory(_ components: [String]) throws(ContainerError) -> Directory {
-    var current = try directory.openDirectory(".")
+    var current = try directory.reopen()
     for name in components { current = try current.privateDirectory(name) }
     return current
   }

@@ -37,7 +37,7 @@ public final class SeenKeys: Sendable {
     self.name = name
     self.capacity = max(1, capacity)
     let directory = try container.privateDirectory(["dedupe"])
-    self.lockDirectory = try directory.openDirectory(".")
+    self.lockDirectory = try directory.reopen()
     self.log = Mutex(KeyLog(directory: directory, fileName: name + ".keys", capacity: capacity))
   }
 

@@ -83,7 +83,7 @@ public final class Spool: Sendable {
     self.corrupt = try root.privateDirectory("corrupt")
     self.delivered = Mutex(
       KeyLog(
-        directory: try root.openDirectory("."), fileName: "delivered.keys",
+        directory: try root.reopen(), fileName: "delivered.keys",
         capacity: limits.deliveredIDCapacity))
     self.root = root
   }

@@ -31,6 +31,8 @@ struct SpoolTests {
     }
     #expect(summary.delivered == 1)
     #expect(seen.map(\.id) == ["first"])
+    let expected = try temporary.container().path + "/spool/default/cur/"
+    #expect(seen[0].attachments[0].url.path.hasPrefix(expected))
     #expect(try spool.pendingCount() == 0)
     #expect(FileManager.default.fileExists(atPath: source))
     #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path + "/cur").isEmpty)

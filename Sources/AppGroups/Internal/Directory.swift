@@ -40,6 +40,15 @@ struct Directory: ~Copyable, Sendable {
     return Directory(FileDescriptor(rawValue: fd, path: childPath(name)))
   }
 
+  /// Opens this directory again: a second descriptor with the same path.
+  func reopen() throws(ContainerError) -> Directory {
+    let (fd, code) = FileDescriptor.retrying {
+      openat(descriptor.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    }
+    guard fd >= 0 else { throw .syscall("openat", errno: code, path: path, doing: "reopen") }
+    return Directory(FileDescriptor(rawValue: fd, path: path))
+  }
+
   /// Creates a child directory with `mode` unless it exists.
   ///
   /// The C function is `mkdirat`.

@@ -307,6 +307,18 @@ struct BinaryPropertyListTests {
     #expect(try BinaryPropertyList.decode(bytes) == true)
   }
 
+  /// Found by Fuzz/run DefaultsFileReader: an 8-byte offset above `Int.max` trapped.
+  @Test func fuzzRegressionHugeObjectOffset() {
+    var bytes = Array("bplist00".utf8) + [0x09]
+    bytes += [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]  // offset table: one 8-byte entry
+    bytes += [0, 0, 0, 0, 0, 0, 8, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [UInt8](repeating: 0, count: 8)
+    bytes += [0, 0, 0, 0, 0, 0, 0, 9]
+    let failure = #expect(throws: SpoolEntryFormat.Failure.self) {
+      try BinaryPropertyList.decode(bytes)
+    }
+    #expect(failure?.reason.contains("outside the object area") == true)
+  }
+
   @Test func refusesDeepNestingAndExpansionBombs() {
     // 300 arrays, each holding the next: deeper than the limit.
     let deepBytes = BinaryPropertyList.encode(

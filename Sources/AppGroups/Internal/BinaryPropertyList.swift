@@ -69,12 +69,11 @@ enum BinaryPropertyList {
     }
 
     func offset(ofObject index: Int) throws(Failure) -> Int {
-      let offset = Int(
-        Self.bigEndian(bytes, at: offsetTable + index * offsetSize, size: offsetSize))
-      guard offset >= 8, offset < offsetTable else {
+      let offset = Self.bigEndian(bytes, at: offsetTable + index * offsetSize, size: offsetSize)
+      guard offset >= 8, offset < UInt64(offsetTable) else {
         throw Failure("object \(index) has an offset outside the object area")
       }
-      return offset
+      return Int(offset)
     }
 
     /// Reads `count` bytes at `offset`, which must lie before the offset table.

@@ -165,7 +165,7 @@ public final class SharedDefaults: Sendable {
       do throws(ContainerError) {
         try file.writeAll(bytes)
         try distinguish(file, from: state.stamp)
-        try file.sync()
+        try file.syncData()
         try directory.rename(temporary, to: directory, as: fileName)
       } catch {
         try? directory.remove(temporary)

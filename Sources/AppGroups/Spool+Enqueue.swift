@@ -81,14 +81,14 @@ extension Spool {
         // An entry without attachments is one file: tmp/<scratch>.
         let file = try temporary.openFile(scratch, flags: O_WRONLY | O_EXCL, create: true)
         try file.writeAll(bytes)
-        try file.sync()
+        try file.syncData()
       } else {
         // An entry with attachments is a directory: tmp/<scratch>/{entry, attachments…}.
         let entry = try temporary.openDirectory(scratch)
         let file = try entry.openFile(
           SpoolEntryFormat.entryFileName, flags: O_WRONLY | O_EXCL, create: true)
         try file.writeAll(bytes)
-        try file.sync()
+        try file.syncData()
         try entry.sync()
       }
       let final = SpoolEntryName(time: time, bytes: total, id: id).rawValue
@@ -142,7 +142,7 @@ extension Spool {
         size += UInt64(count)
       }
     }
-    try file.sync()
+    try file.syncData()
     return SpoolEntryFormat.Attachment(name: attachment.name, size: size, checksum: crc.value)
   }
 }

@@ -45,6 +45,18 @@ struct FileDescriptor: ~Copyable, Sendable {
     guard result == 0 else { throw .syscall("fsync", errno: code, path: path, doing: "flush") }
   }
 
+  /// Flushes the file's data, and the metadata needed to read it back (such as its size),
+  /// to stable storage.
+  ///
+  /// Enough for a regular file's contents; directories use ``sync()``. The corresponding C
+  /// function is `fdatasync`.
+  func syncData() throws(ContainerError) {
+    let (result, code) = Self.retrying { fdatasync(rawValue) }
+    guard result == 0 else {
+      throw .syscall("fdatasync", errno: code, path: path, doing: "flush")
+    }
+  }
+
   /// Sets the permission bits.
   ///
   /// The corresponding C function is `fchmod`.

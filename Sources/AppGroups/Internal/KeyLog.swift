@@ -112,7 +112,7 @@ struct KeyLog: ~Copyable {
       try directory.sync()
     }
     try file.writeAll(records)
-    try file.sync()
+    try file.syncData()
     let status = try file.status()
     identity = (status.st_dev, status.st_ino)
     offset += records.count
@@ -128,7 +128,7 @@ struct KeyLog: ~Copyable {
     let temporary = ".\(fileName).\(getpid()).tmp"
     let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
     try file.writeAll(bytes)
-    try file.sync()
+    try file.syncData()
     try directory.rename(temporary, to: directory, as: fileName)
     try directory.sync()
     let status = try file.status()

@@ -5,8 +5,8 @@ extension Spool {
   /// Durably adds an entry to the spool.
   ///
   /// When this returns, the entry's files and its name in `new/` are on stable storage
-  /// (fsync of every file, of the entry directory when there are attachments, and of
-  /// `new/`), and any consumer can claim it. When it throws, nothing is visible to
+  /// (`fdatasync` of every file, `fsync` of the entry directory when there are attachments
+  /// and of `new/`), and any consumer can claim it. When it throws, nothing is visible to
   /// consumers.
   ///
   /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus

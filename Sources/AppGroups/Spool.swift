@@ -5,10 +5,12 @@ import Synchronization
 /// A durable multi-producer queue of opaque items in a group container, in the manner of
 /// Maildir.
 ///
-/// A producer writes an entry (payload bytes plus attachment files) into `tmp/`, fsyncs
-/// the files and the entry directory, renames the directory into `new/` and fsyncs `new/`.
-/// A consumer claims an entry by renaming it into `cur/`, validates it, hands it to the
-/// application, records its id as delivered, and only then removes it.
+/// A producer writes an entry into `tmp/` (one file when it has no attachments, else a
+/// directory holding the entry file and the attachment files), flushes the files and the
+/// entry directory to disk, renames the entry into `new/` and fsyncs `new/`. A consumer
+/// claims an entry by renaming it into `cur/`, validates it, hands it to the application,
+/// records its id as delivered, and only then removes it. The on-disk protocol, precise
+/// enough for other languages, is in `Protocol/container.md`.
 ///
 /// Guarantees:
 /// - **No partial item is ever handed over.** Entries appear in `new/` by an atomic rename

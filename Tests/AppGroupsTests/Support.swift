@@ -49,8 +49,7 @@ let productsDirectory: URL = {
 }()
 
 /// A child process running `appgroups-stress`, killed with SIGKILL when dropped.
-final class Child: @unchecked Sendable {
-  // Safe: `process` is only touched from the test that owns the child.
+final class Child {
   let process = Process()
 
   init(_ arguments: [String], groups: String) throws {

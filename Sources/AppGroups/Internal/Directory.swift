@@ -199,6 +199,9 @@ struct Directory: ~Copyable, Sendable {
   func privateDirectory(_ name: String) throws(ContainerError) -> Directory {
     if try makeDirectory(name) {
       let child = try openDirectory(name)
+      // Checked even though this call created it: another user may have swapped it
+      // between `mkdirat` and `openat` in a shared parent.
+      try child.checkPrivate()
       try child.descriptor.setPermissions(0o700)
       try sync()
       return child

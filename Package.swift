@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "Notify", targets: ["Notify"]),
     .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
     .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
+    .library(name: "AppGroups", targets: ["AppGroups"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
@@ -28,6 +29,12 @@ let package = Package(
       name: "CDBus",
       pkgConfig: "dbus-1",
       providers: [.apt(["libdbus-1-dev"])]
+    ),
+    /// SQLite, for the spool benchmark's baseline (and the read-later example).
+    .systemLibrary(
+      name: "CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]
     ),
 
     // MARK: - Libraries
@@ -50,6 +57,10 @@ let package = Package(
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
+    /// App Group containers: group identifiers, shared defaults and the durable item spool.
+    ///
+    /// No IPC.
+    .target(name: "AppGroups"),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
     /// item codec (one marshalled D-Bus message, written in Swift).
     ///
@@ -91,8 +102,8 @@ let package = Package(
     .executableTarget(
       name: "notifybus-bench",
       dependencies: [
-        "DBus", "Notify", "ExtensionItems", "CommandLineSupport", "CBaseline",
-        "CCommandLineBaseline", "SystemSupport",
+        "DBus", "Notify", "ExtensionItems", "AppGroups", "CommandLineSupport", "CBaseline",
+        "CCommandLineBaseline", "CSQLite", "SystemSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -131,6 +142,13 @@ let package = Package(
       dependencies: ["CommandLineSupport", "cli-demo"]
     ),
     .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems"]),
+    /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
+    .executableTarget(
+      name: "appgroups-stress",
+      dependencies: ["AppGroups"],
+      path: "Tests/appgroups-stress"
+    ),
+    .testTarget(name: "AppGroupsTests", dependencies: ["AppGroups", "appgroups-stress"]),
     .testTarget(
       name: "NotifyToolsTests",
       dependencies: [

@@ -10,7 +10,7 @@
 #endif
 
 let suites: [any BenchmarkSuite.Type] = [
-  DBusSuite.self, NotifySuite.self, ItemCodecSuite.self, CommandLineSuite.self,
+  DBusSuite.self, NotifySuite.self, ItemCodecSuite.self, SpoolSuite.self, CommandLineSuite.self,
 ]
 
 if CommandLine.arguments.dropFirst().first == "--child" {

@@ -344,7 +344,9 @@ public final class NotifyCenter: Sendable {
     case .name(let expected):
       posted = NotifyWire.isPosted(message, name: expected, interface: interface) ? expected : nil
     case .namespace(let prefix):
-      posted = NotifyWire.postedName(in: message).flatMap { $0.isInside(namespace: prefix) ? $0 : nil }
+      posted = NotifyWire.postedName(in: message).flatMap {
+        $0.isInside(namespace: prefix) ? $0 : nil
+      }
     }
     guard let name = posted else {
       registry.withLock { $0.malformedSignals += 1 }

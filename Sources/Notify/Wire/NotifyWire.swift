@@ -118,7 +118,8 @@ public enum NotifyWire {
       case .string(let text)? = message.body.first, text.utf8.elementsEqual(name.rawValue.utf8),
       message.interface == (interface ?? self.interface(for: name))
     else { return false }
-    if message.body.count > 1, case .uint64 = message.body[1] {} else if message.body.count > 1 {
+    if message.body.count > 1, case .uint64 = message.body[1] {
+    } else if message.body.count > 1 {
       return false
     }
     return true

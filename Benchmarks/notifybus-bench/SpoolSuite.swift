@@ -1,0 +1,280 @@
+import AppGroups
+import CSQLite
+import Dispatch
+import Foundation
+import Glibc
+
+/// Durable delivery and drain through the AppGroups spool, against SQLite and against the
+/// seed documents' pattern, at 1,000 and 10,000 pending items.
+///
+/// For each depth N the suite fills each store with N pending items, then measures:
+/// - **enqueue at N pending**: one producer durably adding items one at a time while N are
+///   waiting (items/s);
+/// - **drain N**: one consumer taking every pending item, one durable claim per item
+///   (items/s).
+///
+/// Baselines, with the same ~150-byte item:
+/// - **SQLite**: a WAL database in the container (`journal_mode=WAL`, `synchronous=FULL`,
+///   so a commit is durable), one transaction per enqueued item and one per drained item
+///   (select the oldest, hand it over, delete it, commit).
+/// - **defaults array**: the seeds' pattern (read the `pendingItems` array from shared
+///   defaults, append, write it back; drain by reading the array and removing the key),
+///   run on ``SharedDefaults`` so every write is durable and serialized like the spool's.
+enum SpoolSuite: BenchmarkSuite {
+  static let name = "spool"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    var rows: [BenchmarkRow] = []
+    // Warm up code paths, page cache and the file system's allocators; discard the figures.
+    _ = try measureSpool(pending: 200, measured: 50)
+    _ = try measureSQLite(pending: 200, measured: 50)
+    for depth in [1000, 10_000] {
+      let pending = max(50, Int(Double(depth) * scale))
+      let measured = max(20, Int(300 * scale))
+      let spool = try measureSpool(pending: pending, measured: measured)
+      let sqlite = try measureSQLite(pending: pending, measured: measured)
+      let defaults = try measureDefaults(pending: pending, measured: measured)
+      let label = pending >= 1000 ? "\(pending / 1000)k" : "\(pending)"
+      for (name, baseline) in [
+        ("SQLite WAL, txn/item", sqlite), ("defaults array (seeds)", defaults),
+      ] {
+        rows.append(
+          BenchmarkRow(
+            name: "spool durable enqueue @\(label) pending", unit: "items/s",
+            subject: spool.enqueue, baselineName: name, baseline: baseline.enqueue,
+            higherIsBetter: true, target: nil))
+        rows.append(
+          BenchmarkRow(
+            name: "spool drain \(label) pending", unit: "items/s", subject: spool.drain,
+            baselineName: name, baseline: baseline.drain, higherIsBetter: true, target: nil))
+      }
+    }
+    return rows
+  }
+
+  /// Items per second for enqueueing (at depth) and draining.
+  struct Rates {
+    var enqueue: Double
+    var drain: Double
+  }
+
+  /// A share item as the seeds store it, encoded as the spool's opaque payload.
+  static func item(_ index: Int) -> [String: String] {
+    [
+      "url": "https://example.com/articles/\(index)?utm_source=share",
+      "title": "Shared article number \(index) with a reasonably long title",
+      "savedAt": "2026-11-29T14:00:00Z",
+    ]
+  }
+
+  static func payload(_ index: Int) -> [UInt8] {
+    Array(try! JSONSerialization.data(withJSONObject: item(index), options: [.sortedKeys]))
+  }
+
+  /// Times `body` after flushing every file system (`sync(2)`), so a phase does not pay
+  /// for the writes of the untimed set-up before it.
+  static func seconds(_ body: () throws -> Void) rethrows -> Double {
+    sync()
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+  }
+
+  static func scratch() throws -> (path: String, container: GroupContainer) {
+    let path =
+      NSTemporaryDirectory() + "notifybus-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let container = try GroupContainer(
+      identifier: GroupIdentifier(validating: "group.org.notifybus.bench"), groupsDirectory: path)
+    return (path, container)
+  }
+
+  // MARK: - Spool
+
+  static func measureSpool(pending: Int, measured: Int) throws -> Rates {
+    let (path, container) = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let spool = try Spool(container: container)
+    // Fill with several producers at once (as share extensions would), untimed.
+    let failures = ConcurrentFailures()
+    DispatchQueue.concurrentPerform(iterations: 8) { worker in
+      for index in stride(from: worker, to: pending, by: 8) {
+        do { try spool.enqueue(payload: payload(index), id: "fill-\(index)") } catch {
+          failures.record(error)
+        }
+      }
+    }
+    try failures.check()
+    let enqueue = try seconds {
+      for index in 0..<measured { try spool.enqueue(payload: payload(index), id: "m-\(index)") }
+    }
+    var drained = 0
+    let drain = try seconds {
+      try spool.drain { entry in drained += entry.payload.isEmpty ? 0 : 1 }
+    }
+    precondition(drained == pending + measured, "spool drained \(drained)")
+    return Rates(
+      enqueue: Double(measured) / enqueue, drain: Double(pending + measured) / drain)
+  }
+
+  // MARK: - SQLite
+
+  static func measureSQLite(pending: Int, measured: Int) throws -> Rates {
+    let (path, container) = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let database = try SQLiteDatabase(path: container.path + "/queue.sqlite")
+    try database.execute("PRAGMA journal_mode=WAL")
+    try database.execute("PRAGMA synchronous=FULL")
+    try database.execute(
+      "CREATE TABLE queue (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE, payload BLOB)")
+    let insert = try database.prepare("INSERT INTO queue (id, payload) VALUES (?, ?)")
+    try database.execute("BEGIN")
+    for index in 0..<pending { try insert.run(id: "fill-\(index)", payload: payload(index)) }
+    try database.execute("COMMIT")
+    let enqueue = try seconds {
+      for index in 0..<measured { try insert.run(id: "m-\(index)", payload: payload(index)) }
+    }
+    let oldest = try database.prepare("SELECT seq, payload FROM queue ORDER BY seq LIMIT 1")
+    let delete = try database.prepare("DELETE FROM queue WHERE seq = ?")
+    var drained = 0
+    let drain = try seconds {
+      while true {
+        try database.execute("BEGIN IMMEDIATE")
+        guard let (seq, bytes) = try oldest.first() else {
+          try database.execute("COMMIT")
+          break
+        }
+        drained += bytes.isEmpty ? 0 : 1
+        try delete.run(seq: seq)
+        try database.execute("COMMIT")
+      }
+    }
+    precondition(drained == pending + measured, "sqlite drained \(drained)")
+    return Rates(
+      enqueue: Double(measured) / enqueue, drain: Double(pending + measured) / drain)
+  }
+
+  // MARK: - Seeds' pattern
+
+  static func measureDefaults(pending: Int, measured: Int) throws -> Rates {
+    let (path, container) = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let defaults = try SharedDefaults(container: container)
+    func entry(_ index: Int) -> PropertyListValue {
+      .dictionary(item(index).mapValues { .string($0) })
+    }
+    try defaults.set((0..<pending).map(entry), forKey: "pendingItems")
+    let enqueue = try seconds {
+      for index in 0..<measured {
+        var queue = try defaults.array(forKey: "pendingItems") ?? []
+        queue.append(entry(index))
+        try defaults.set(queue, forKey: "pendingItems")
+      }
+    }
+    var drained = 0
+    let drain = try seconds {
+      let queue = try defaults.array(forKey: "pendingItems") ?? []
+      for case .dictionary(let fields) in queue where fields["url"] != nil { drained += 1 }
+      try defaults.removeObject(forKey: "pendingItems")
+    }
+    precondition(drained == pending + measured, "defaults drained \(drained)")
+    return Rates(
+      enqueue: Double(measured) / enqueue, drain: Double(pending + measured) / drain)
+  }
+}
+
+/// Errors raised by concurrent fill workers.
+private final class ConcurrentFailures: @unchecked Sendable {
+  // Safe: every access holds `lock`.
+  private let lock = NSLock()
+  private var first: (any Error)?
+
+  func record(_ error: any Error) {
+    lock.lock()
+    defer { lock.unlock() }
+    if first == nil { first = error }
+  }
+
+  func check() throws {
+    lock.lock()
+    defer { lock.unlock() }
+    if let first { throw first }
+  }
+}
+
+/// A minimal SQLite connection for the baseline.
+private final class SQLiteDatabase {
+  struct Failure: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  let handle: OpaquePointer
+
+  init(path: String) throws {
+    var handle: OpaquePointer?
+    let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+      throw Failure(description: "sqlite3_open_v2 failed for \(path)")
+    }
+    self.handle = handle
+  }
+
+  deinit { sqlite3_close_v2(handle) }
+
+  func check(_ code: CInt, _ what: String) throws {
+    guard code == SQLITE_OK || code == SQLITE_DONE || code == SQLITE_ROW else {
+      throw Failure(description: "\(what): \(String(cString: sqlite3_errmsg(handle)))")
+    }
+  }
+
+  func execute(_ sql: String) throws {
+    try check(sqlite3_exec(handle, sql, nil, nil, nil), sql)
+  }
+
+  func prepare(_ sql: String) throws -> Statement {
+    var statement: OpaquePointer?
+    try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil), sql)
+    return Statement(database: self, handle: statement!)
+  }
+
+  final class Statement {
+    let database: SQLiteDatabase
+    let handle: OpaquePointer
+
+    init(database: SQLiteDatabase, handle: OpaquePointer) {
+      self.database = database
+      self.handle = handle
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    func run(id: String, payload: [UInt8]) throws {
+      defer { sqlite3_reset(handle) }
+      sqlite3_bind_text(handle, 1, id, -1, CSQLite_TRANSIENT())
+      _ = payload.withUnsafeBytes {
+        sqlite3_bind_blob(handle, 2, $0.baseAddress, CInt($0.count), CSQLite_TRANSIENT())
+      }
+      try database.check(sqlite3_step(handle), "insert")
+    }
+
+    func run(seq: Int64) throws {
+      defer { sqlite3_reset(handle) }
+      sqlite3_bind_int64(handle, 1, seq)
+      try database.check(sqlite3_step(handle), "delete")
+    }
+
+    func first() throws -> (Int64, [UInt8])? {
+      defer { sqlite3_reset(handle) }
+      let code = sqlite3_step(handle)
+      try database.check(code, "select")
+      guard code == SQLITE_ROW else { return nil }
+      let seq = sqlite3_column_int64(handle, 0)
+      let count = Int(sqlite3_column_bytes(handle, 1))
+      let bytes =
+        count == 0
+        ? []
+        : Array(
+          UnsafeRawBufferPointer(start: sqlite3_column_blob(handle, 1), count: count))
+      return (seq, bytes)
+    }
+  }
+}

@@ -1,0 +1,16 @@
+/// Feeds arbitrary bytes to the shared-defaults file reader.
+///
+/// Reading must never crash; a file that reads must re-encode to bytes that read back and
+/// re-encode identically (bytes, not values, so NaN compares equal to itself).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+  if let values = try? DefaultsFile.decode(bytes) {
+    let encoded = DefaultsFile.encode(values)
+    guard let again = try? DefaultsFile.decode(encoded) else {
+      preconditionFailure("a re-encoded defaults file does not decode")
+    }
+    precondition(DefaultsFile.encode(again) == encoded, "defaults round trip changed the values")
+  }
+  return 0
+}

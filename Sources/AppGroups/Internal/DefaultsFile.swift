@@ -1,0 +1,19 @@
+/// The shared-defaults file: a binary property list (`bplist00`) whose root is a
+/// dictionary with string keys.
+enum DefaultsFile {
+  /// Encodes a defaults dictionary.
+  static func encode(_ values: [String: PropertyListValue]) -> [UInt8] {
+    BinaryPropertyList.encode(.dictionary(values))
+  }
+
+  /// Decodes a defaults file, refusing anything but a binary property list whose root is a
+  /// dictionary.
+  static func decode(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) -> [String:
+    PropertyListValue]
+  {
+    guard case .dictionary(let values) = try BinaryPropertyList.decode(bytes) else {
+      throw .init("its root is not a dictionary")
+    }
+    return values
+  }
+}

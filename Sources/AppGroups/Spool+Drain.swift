@@ -1,0 +1,324 @@
+import Foundation
+import Glibc
+import Synchronization
+
+extension Spool {
+  /// Hands every pending entry to `handler`, one at a time, removing each after the
+  /// handler returns.
+  ///
+  /// Order: entries left claimed by a consumer that died, and entries in `new/`, merged by
+  /// enqueue time and then id. Entries enqueued while the drain runs are included.
+  /// Before the first entry, temporary entries older than
+  /// ``SpoolLimits/staleTemporaryAge`` are removed.
+  ///
+  /// When the handler throws, the drain stops and rethrows; the entry stays claimed and
+  /// the next drain hands it over again.
+  ///
+  /// - Parameters:
+  ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
+  ///   - waitForOtherConsumers: When another drain of this spool is running, wait for it
+  ///     (`true`) or throw ``ContainerError/Code/busy`` (`false`).
+  ///   - handler: The application's handler. Attachment files exist only while it runs.
+  /// - Returns: What the drain did, including the corrupt entries it set aside.
+  /// - Throws: The handler's error, or a ``ContainerError``.
+  @discardableResult
+  public func drain(
+    maxEntries: Int? = nil, waitForOtherConsumers: Bool = true,
+    _ handler: (SpoolEntry) throws -> Void
+  ) throws -> DrainSummary {
+    var session = try beginDrain(wait: waitForOtherConsumers)
+    while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
+      let claim = try nextClaim(&session)
+    {
+      try handler(claim.entry)
+      try complete(claim, in: &session)
+    }
+    return session.summary
+  }
+
+  /// Hands every pending entry to an asynchronous `handler`; otherwise the same as the
+  /// synchronous ``drain(maxEntries:waitForOtherConsumers:_:)``.
+  ///
+  /// - Parameters:
+  ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
+  ///   - waitForOtherConsumers: Wait for another running drain, or throw `busy`.
+  ///   - handler: The application's handler. Attachment files exist only while it runs.
+  /// - Returns: What the drain did.
+  /// - Throws: The handler's error, or a ``ContainerError``.
+  @discardableResult
+  public func drain(
+    maxEntries: Int? = nil, waitForOtherConsumers: Bool = true,
+    _ handler: (SpoolEntry) async throws -> Void
+  ) async throws -> DrainSummary {
+    var session = try beginDrain(wait: waitForOtherConsumers)
+    while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
+      let claim = try nextClaim(&session)
+    {
+      try await handler(claim.entry)
+      try complete(claim, in: &session)
+    }
+    return session.summary
+  }
+
+  /// Removes temporary entries older than ``SpoolLimits/staleTemporaryAge``.
+  ///
+  /// A drain does this by itself; call it to clean up a spool nobody drains.
+  ///
+  /// - Returns: The number of temporary entries removed.
+  /// - Throws: ``ContainerError`` when `tmp/` cannot be listed or cleaned.
+  @discardableResult
+  public func removeStaleTemporaries() throws(ContainerError) -> Int {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let age = limits.staleTemporaryAge.components
+    let threshold = Int64(now.tv_sec) - age.seconds
+    var removed = 0
+    for name in try temporary.entries() {
+      guard let info = try temporary.status(of: name) else { continue }
+      guard Int64(info.st_mtim.tv_sec) < threshold else { continue }
+      if info.st_mode & S_IFMT == S_IFDIR {
+        try temporary.removeTree(name)
+      } else {
+        try temporary.remove(name)
+      }
+      removed += 1
+    }
+    return removed
+  }
+}
+
+/// The state of one drain: the lock, the work list and the summary.
+struct DrainSession: ~Copyable {
+  let lock: FileDescriptor
+  var summary = DrainSummary()
+  var queue: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
+  var attempted: Set<String> = []
+}
+
+/// An entry claimed, validated and ready for the handler.
+struct Claim {
+  var raw: String
+  var entry: SpoolEntry
+}
+
+extension Spool {
+  func beginDrain(wait: Bool) throws(ContainerError) -> DrainSession {
+    let lock = try root.openFile("drain.lock", flags: O_RDWR, create: true)
+    guard try lock.lock(exclusive: true, wait: wait) else {
+      throw ContainerError(
+        code: .busy, path: lock.path,
+        message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
+    }
+    var session = DrainSession(lock: lock)
+    session.summary.staleTemporariesRemoved = try removeStaleTemporaries()
+    try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
+    return session
+  }
+
+  /// Lists `cur/` and `new/` again, keeping what this drain has not tried yet, sorted.
+  private func refill(_ session: inout DrainSession) throws(ContainerError) {
+    var items: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
+    for raw in try claimed.entries() where !session.attempted.contains(raw) {
+      items.append((SpoolEntryName(raw), raw, true))
+    }
+    for raw in try incoming.entries() where !session.attempted.contains(raw) {
+      items.append((SpoolEntryName(raw), raw, false))
+    }
+    items.sort { lhs, rhs in
+      switch (lhs.name, rhs.name) {
+      case (let left?, let right?): return left < right
+      case (nil, .some): return true
+      case (.some, nil): return false
+      case (nil, nil): return lhs.raw < rhs.raw
+      }
+    }
+    session.queue = items.reversed()
+  }
+
+  /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
+  func nextClaim(_ session: inout DrainSession) throws(ContainerError) -> Claim? {
+    while true {
+      if session.queue.isEmpty {
+        try refill(&session)
+        if session.queue.isEmpty { return nil }
+      }
+      let item = session.queue.removeLast()
+      session.attempted.insert(item.raw)
+      if item.claimed {
+        session.summary.recovered += 1
+      } else {
+        do {
+          guard try incoming.rename(item.raw, to: claimed, as: item.raw, replace: false) else {
+            continue  // Gone: another consumer that did not lock took it.
+          }
+        } catch  where error.cause?.errno == EEXIST {
+          continue  // The same name is already claimed; it is handled from cur/.
+        }
+      }
+      guard let name = item.name else {
+        setAside(item.raw, reason: "the name is not an entry name", in: &session)
+        continue
+      }
+      let alreadyDelivered = delivered.withLock { $0.contains(name.id) }
+      if alreadyDelivered {
+        try claimed.removeItem(item.raw)
+        session.summary.duplicates += 1
+        continue
+      }
+      do {
+        return Claim(raw: item.raw, entry: try validate(item.raw, name: name))
+      } catch let failure as SpoolEntryFormat.Failure {
+        setAside(item.raw, reason: failure.reason, in: &session)
+      } catch let error as ContainerError {
+        throw error
+      } catch {
+        fatalError("unexpected error \(error)")
+      }
+    }
+  }
+
+  /// Records the id as delivered (durably), then removes the entry.
+  func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
+    _ = try delivered.withLock { (log) throws(ContainerError) in try log.insert([claim.entry.id]) }
+    try claimed.removeItem(claim.raw)
+    session.summary.delivered += 1
+  }
+
+  private func setAside(_ raw: String, reason: String, in session: inout DrainSession) {
+    var target = raw
+    var error = ContainerError(
+      code: .corruptFile, path: corrupt.childPath(raw),
+      message: "Spool entry '\(raw)' in '\(path)' is corrupt (\(reason)); it was moved to "
+        + "'corrupt/' and the other entries were delivered.")
+    do {
+      var attempt = 0
+      while try corrupt.status(of: target) != nil {
+        attempt += 1
+        target = raw + "~\(attempt)"
+      }
+      _ = try claimed.rename(raw, to: corrupt, as: target, replace: false)
+      error.path = corrupt.childPath(target)
+    } catch let failure {
+      error.message += " Moving it failed too: \(failure.message)"
+    }
+    session.summary.setAside.append(error)
+  }
+
+  /// Reads and checks a claimed entry: the entry file's checksums, the id and time in its
+  /// name, and each attachment's presence, size and checksum.
+  private func validate(_ raw: String, name: SpoolEntryName) throws -> SpoolEntry {
+    typealias Failure = SpoolEntryFormat.Failure
+    guard let info = try claimed.status(of: raw) else { throw Failure("it vanished") }
+    switch info.st_mode & S_IFMT {
+    case S_IFREG:
+      let file = try failing("it cannot be opened as a file", on: [.symbolicLink, .notFound]) {
+        () throws(ContainerError) in try claimed.openFile(raw, flags: O_RDONLY)
+      }
+      let (bytes, decoded) = try read(file, for: name)
+      guard decoded.attachments.isEmpty else {
+        throw Failure("it is a single file but its manifest lists attachments")
+      }
+      guard Int64(bytes) == name.bytes else {
+        throw Failure("its size \(bytes) does not match the \(name.bytes) bytes in its name")
+      }
+      return SpoolEntry(
+        id: decoded.id, enqueueDate: Self.date(decoded.enqueueTime),
+        payload: Array(decoded.payload), attachments: [])
+    case S_IFDIR:
+      break
+    default:
+      throw Failure("it is neither a regular file nor a directory")
+    }
+    let directory = try failing("it is not a directory", on: [.wrongFileType, .symbolicLink]) {
+      () throws(ContainerError) in try claimed.openDirectory(raw)
+    }
+    let file = try failing("it has no entry file", on: [.notFound, .symbolicLink]) {
+      () throws(ContainerError) in
+      try directory.openFile(SpoolEntryFormat.entryFileName, flags: O_RDONLY)
+    }
+    let (bytes, decoded) = try read(file, for: name)
+    var expected = Set(decoded.attachments.map(\.name))
+    expected.insert(SpoolEntryFormat.entryFileName)
+    let present = try directory.entries()
+    if let stray = present.first(where: { !expected.contains($0) }) {
+      throw Failure("it contains '\(stray)', which its manifest does not list")
+    }
+    var attachments: [SpoolEntry.Attachment] = []
+    var total = Int64(bytes)
+    for attachment in decoded.attachments {
+      try check(attachment, in: directory)
+      total += Int64(attachment.size)
+      attachments.append(
+        .init(
+          name: attachment.name, size: Int64(attachment.size),
+          url: URL(fileURLWithPath: directory.childPath(attachment.name))))
+    }
+    guard total == name.bytes else {
+      throw Failure("its size \(total) does not match the \(name.bytes) bytes in its name")
+    }
+    return SpoolEntry(
+      id: decoded.id, enqueueDate: Self.date(decoded.enqueueTime),
+      payload: Array(decoded.payload), attachments: attachments)
+  }
+
+  private static func date(_ microseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+  }
+
+  /// Reads and decodes an entry file, checking it against the entry's name.
+  private func read(_ file: borrowing FileDescriptor, for name: SpoolEntryName) throws
+    -> (Int, SpoolEntryFormat.Decoded)
+  {
+    let info = try file.status()
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw SpoolEntryFormat.Failure("the entry file is not a regular file")
+    }
+    let bytes = try file.readToEnd(limit: Int(min(limits.maximumBytes, Int64(Int.max))))
+    let decoded = try SpoolEntryFormat.decode(bytes)
+    guard decoded.id == name.id, decoded.enqueueTime == name.time else {
+      throw SpoolEntryFormat.Failure("the id or time in the entry file does not match its name")
+    }
+    return (bytes.count, decoded)
+  }
+
+  private func check(_ attachment: SpoolEntryFormat.Attachment, in directory: borrowing Directory)
+    throws
+  {
+    typealias Failure = SpoolEntryFormat.Failure
+    let file = try failing(
+      "attachment '\(attachment.name)' is missing or is a link", on: [.notFound, .symbolicLink]
+    ) { () throws(ContainerError) in try directory.openFile(attachment.name, flags: O_RDONLY) }
+    let info = try file.status()
+    guard info.st_mode & S_IFMT == S_IFREG, UInt64(info.st_size) == attachment.size else {
+      throw Failure(
+        "attachment '\(attachment.name)' is \(info.st_size) bytes, not \(attachment.size)")
+    }
+    var crc = CRC32()
+    var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+    var seen: UInt64 = 0
+    while true {
+      let count = try chunk.withUnsafeMutableBytes { buffer in
+        Result { () throws(ContainerError) in try file.read(into: buffer) }
+      }.get()
+      if count == 0 { break }
+      chunk.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+      seen += UInt64(count)
+    }
+    guard seen == attachment.size, crc.value == attachment.checksum else {
+      throw Failure("attachment '\(attachment.name)' fails its checksum")
+    }
+  }
+}
+
+/// Runs `body`, turning the listed error codes into a format failure with `reason`.
+private func failing<T: ~Copyable>(
+  _ reason: String, on codes: Set<ContainerError.Code>,
+  _ body: () throws(ContainerError) -> T
+) throws -> T {
+  do {
+    return try body()
+  } catch {
+    if codes.contains(error.code) { throw SpoolEntryFormat.Failure(reason) }
+    throw error
+  }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Glibc
+
+extension Spool {
+  /// Durably adds an entry to the spool.
+  ///
+  /// When this returns, the entry's files and its name in `new/` are on stable storage
+  /// (`fdatasync` of every file, `fsync` of the entry directory when there are attachments
+  /// and of `new/`), and any consumer can claim it. When it throws, nothing is visible to
+  /// consumers.
+  ///
+  /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus
+  /// this process's own enqueues since, so producers enqueueing at the same moment can
+  /// overshoot a limit by what they add within that window.
+  ///
+  /// - Parameters:
+  ///   - payload: Opaque bytes, for example an encoded extension item.
+  ///   - attachments: Files to store next to the payload, with distinct names.
+  ///   - id: The idempotency id (1 to 128 letters, digits, `.`, `_`, `-`, not starting with
+  ///     `.`). Enqueueing the same id again, for example when retrying after a crash, does
+  ///     not make the application see the item twice. A random UUID when `nil`.
+  /// - Returns: The entry's id.
+  /// - Throws: ``ContainerError``: ``ContainerError/Code/quotaExceeded`` when the spool is
+  ///   full, ``ContainerError/Code/invalidName`` for a bad id or attachment name, or an I/O
+  ///   error.
+  @discardableResult
+  public func enqueue(
+    payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil
+  ) throws(ContainerError) -> String {
+    let id = id ?? UUID().uuidString.lowercased()
+    try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
+    var names = Set<String>()
+    for attachment in attachments {
+      try SafeName.checkAttachment(attachment.name)
+      guard names.insert(attachment.name).inserted else {
+        throw ContainerError(
+          code: .invalidName, path: "",
+          message: "Attachment name '\(attachment.name)' is used twice in one entry.")
+      }
+    }
+    guard attachments.count <= SpoolEntryFormat.maximumAttachments else {
+      throw ContainerError(
+        code: .invalidName, path: "",
+        message: "An entry may have at most \(SpoolEntryFormat.maximumAttachments) attachments, "
+          + "not \(attachments.count).")
+    }
+    let payload = Array(payload)
+    let usage = try quotaUsage()
+    guard usage.entries < limits.maximumEntries else {
+      throw ContainerError(
+        code: .quotaExceeded, path: incoming.path,
+        message: "The spool '\(name)' already holds \(usage.entries) entries, its limit "
+          + "(SpoolLimits.maximumEntries = \(limits.maximumEntries)). Drain it first.")
+    }
+
+    let time = Self.nextEnqueueTime()
+    let scratch = "\(time).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+    let single = attachments.isEmpty
+    if !single { try temporary.makeDirectory(scratch) }
+    do throws(ContainerError) {
+      var manifest: [SpoolEntryFormat.Attachment] = []
+      var total: Int64 = 0
+      if !single {
+        let entry = try temporary.openDirectory(scratch)
+        for attachment in attachments {
+          let record = try write(attachment, into: entry)
+          manifest.append(record)
+          total += Int64(record.size)
+        }
+      }
+      let bytes = SpoolEntryFormat.encode(
+        enqueueTime: time, id: id, attachments: manifest, payload: payload)
+      total += Int64(bytes.count)
+      guard usage.bytes + total <= limits.maximumBytes else {
+        throw ContainerError(
+          code: .quotaExceeded, path: incoming.path,
+          message: "Adding \(total) bytes to the spool '\(name)', which holds \(usage.bytes), "
+            + "would exceed its limit (SpoolLimits.maximumBytes = \(limits.maximumBytes)).")
+      }
+      if single {
+        // An entry without attachments is one file: tmp/<scratch>.
+        let file = try temporary.openFile(scratch, flags: O_WRONLY | O_EXCL, create: true)
+        try file.writeAll(bytes)
+        try file.syncData()
+      } else {
+        // An entry with attachments is a directory: tmp/<scratch>/{entry, attachments…}.
+        let entry = try temporary.openDirectory(scratch)
+        let file = try entry.openFile(
+          SpoolEntryFormat.entryFileName, flags: O_WRONLY | O_EXCL, create: true)
+        try file.writeAll(bytes)
+        try file.syncData()
+        try entry.sync()
+      }
+      let final = SpoolEntryName(time: time, bytes: total, id: id).rawValue
+      guard try temporary.rename(scratch, to: incoming, as: final, replace: false) else {
+        throw ContainerError(
+          code: .notFound, path: temporary.childPath(scratch),
+          message: "The temporary entry '\(temporary.childPath(scratch))' disappeared before "
+            + "it was committed; is another process cleaning tmp/ too eagerly?")
+      }
+      try incoming.sync()
+      noteEnqueued(bytes: total)
+      return id
+    } catch {
+      try? temporary.removeItem(scratch)
+      throw error
+    }
+  }
+
+  /// Writes one attachment file into a temporary entry and fsyncs it.
+  private func write(_ attachment: SpoolAttachment, into entry: borrowing Directory)
+    throws(ContainerError) -> SpoolEntryFormat.Attachment
+  {
+    let file = try entry.openFile(attachment.name, flags: O_WRONLY | O_EXCL, create: true)
+    var crc = CRC32()
+    var size: UInt64 = 0
+    switch attachment.source {
+    case .data(let data):
+      try data.withUnsafeBytes { buffer in
+        crc.update(buffer)
+        return Result { () throws(ContainerError) in try file.writeAll(buffer) }
+      }.get()
+      size = UInt64(data.count)
+    case .file(let url):
+      let sourcePath = url.path
+      let (fd, code) = FileDescriptor.retrying { open(sourcePath, O_RDONLY | O_CLOEXEC) }
+      guard fd >= 0 else {
+        throw .syscall("open", errno: code, path: sourcePath, doing: "read the attachment")
+      }
+      let source = FileDescriptor(rawValue: fd, path: sourcePath)
+      var chunk = [UInt8](repeating: 0, count: 256 * 1024)
+      while true {
+        let count = try chunk.withUnsafeMutableBytes { buffer in
+          Result { () throws(ContainerError) in try source.read(into: buffer) }
+        }.get()
+        if count == 0 { break }
+        try chunk.withUnsafeBytes { buffer in
+          let slice = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+          crc.update(slice)
+          return Result { () throws(ContainerError) in try file.writeAll(slice) }
+        }.get()
+        size += UInt64(count)
+      }
+    }
+    try file.syncData()
+    return SpoolEntryFormat.Attachment(name: attachment.name, size: size, checksum: crc.value)
+  }
+}

@@ -1,0 +1,150 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// A durable multi-producer queue of opaque items in a group container, in the manner of
+/// Maildir.
+///
+/// A producer writes an entry into `tmp/` (one file when it has no attachments, else a
+/// directory holding the entry file and the attachment files), flushes the files and the
+/// entry directory to disk, renames the entry into `new/` and fsyncs `new/`. A consumer
+/// claims an entry by renaming it into `cur/`, validates it, hands it to the application,
+/// records its id as delivered, and only then removes it. The on-disk protocol, precise
+/// enough for other languages, is in `Protocol/container.md`.
+///
+/// Guarantees:
+/// - **No partial item is ever handed over.** Entries appear in `new/` by an atomic rename
+///   after their bytes are on disk, and every entry is checked against its checksums
+///   before the handler sees it. A damaged entry is moved to `corrupt/` and reported in
+///   ``DrainSummary/setAside``; the drain goes on with the others.
+/// - **At least once.** An entry leaves the spool only after the handler returned. A
+///   consumer that dies mid-drain leaves its claimed entries in `cur/`, and the next drain
+///   hands them over again.
+/// - **Each id once to the application.** Delivered ids are recorded durably before the
+///   entry is removed, so a redelivered entry, or a second entry enqueued with the same
+///   id, is dropped (``DrainSummary/duplicates``). The one window left: a consumer killed
+///   after its handler returned but before the id was recorded sees the item again; make
+///   the handler idempotent by id (see ``SeenKeys``) if that matters.
+/// - **No lock while idle.** Producers take no lock. A drain holds an exclusive `flock` on
+///   `drain.lock` for its duration only, so drains of one spool run one at a time.
+///
+/// Handover order is by enqueue time (the producer's `CLOCK_REALTIME`, in microseconds,
+/// strictly increasing within one process), then by id. Entries enqueued while a drain
+/// runs are picked up by the same drain.
+///
+/// ```swift
+/// let spool = try Spool(container: container)
+/// try spool.enqueue(payload: encodedItem, attachments: [.file(photoURL)])
+/// // in the consumer:
+/// let summary = try spool.drain { entry in try library.add(entry) }
+/// ```
+public final class Spool: Sendable {
+  /// The container the spool lives in.
+  public let container: GroupContainer
+  /// The spool's name: its directory is `spool/<name>` in the container.
+  public let name: String
+  /// The quotas and retention settings.
+  public let limits: SpoolLimits
+
+  let root: Directory
+  let temporary: Directory
+  let incoming: Directory
+  let claimed: Directory
+  let corrupt: Directory
+  let delivered: Mutex<KeyLog>
+  let usageCache = Mutex<UsageSnapshot?>(nil)
+
+  /// Pending entries and bytes as of a listing, plus this process's enqueues since.
+  struct UsageSnapshot: Sendable {
+    var taken: UInt64
+    var entries: Int
+    var bytes: Int64
+  }
+
+  /// How long a quota listing is reused by ``enqueue(payload:attachments:id:)``.
+  static var usageListingLifetime: UInt64 { 100_000_000 }
+
+  /// Opens (creating on first use) a spool.
+  ///
+  /// - Parameters:
+  ///   - container: The group container.
+  ///   - name: A portable name: letters, digits, `.`, `_`, `-`; `default` unless given.
+  ///   - limits: Quotas and retention.
+  /// - Throws: ``ContainerError`` for an invalid name or an unusable directory.
+  public init(container: GroupContainer, name: String = "default", limits: SpoolLimits = .init())
+    throws(ContainerError)
+  {
+    try SafeName.checkPortable(name, kind: "spool name")
+    self.container = container
+    self.name = name
+    self.limits = limits
+    let root = try container.privateDirectory(["spool", name])
+    self.temporary = try root.privateDirectory("tmp")
+    self.incoming = try root.privateDirectory("new")
+    self.claimed = try root.privateDirectory("cur")
+    self.corrupt = try root.privateDirectory("corrupt")
+    self.delivered = Mutex(
+      KeyLog(
+        directory: try root.reopen(), fileName: "delivered.keys",
+        capacity: limits.deliveredIDCapacity))
+    self.root = root
+  }
+
+  /// The spool directory's path.
+  public var path: String { root.path }
+
+  /// The number of entries waiting: in `new/` and claimed but unfinished in `cur/`.
+  ///
+  /// - Throws: ``ContainerError`` when a directory cannot be listed.
+  public func pendingCount() throws(ContainerError) -> Int {
+    try listUsage().entries
+  }
+
+  /// Entries and bytes pending, from a listing of the entry names alone.
+  func listUsage() throws(ContainerError) -> UsageSnapshot {
+    var snapshot = UsageSnapshot(taken: DispatchTime.now().uptimeNanoseconds, entries: 0, bytes: 0)
+    let count = { (name: UnsafeRawBufferPointer) in
+      snapshot.entries += 1
+      snapshot.bytes += SpoolEntryName.byteCount(inRawName: name) ?? 0
+    }
+    try incoming.forEachRawName(count)
+    try claimed.forEachRawName(count)
+    return snapshot
+  }
+
+  /// The usage the quota check uses: a listing at most ``usageListingLifetime`` old, plus
+  /// what this process enqueued since.
+  func quotaUsage() throws(ContainerError) -> UsageSnapshot {
+    let now = DispatchTime.now().uptimeNanoseconds
+    if let cached = usageCache.withLock({ $0 }), now - cached.taken < Self.usageListingLifetime {
+      return cached
+    }
+    let fresh = try listUsage()
+    usageCache.withLock { $0 = fresh }
+    return fresh
+  }
+
+  /// Counts an entry this process just committed into the cached usage.
+  func noteEnqueued(bytes: Int64) {
+    usageCache.withLock { cache in
+      cache?.entries += 1
+      cache?.bytes += bytes
+    }
+  }
+}
+
+/// The last enqueue time handed out in this process, so times strictly increase.
+private let lastEnqueueTime = Mutex<Int64>(0)
+
+extension Spool {
+  /// A fresh enqueue time in microseconds, strictly greater than the previous one.
+  static func nextEnqueueTime() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let micros = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    return lastEnqueueTime.withLock { last in
+      last = max(last + 1, micros)
+      return last
+    }
+  }
+}

@@ -1,0 +1,267 @@
+import AppGroups
+import Foundation
+import Glibc
+import Testing
+
+struct SpoolTests {
+  /// Drains everything, returning the entries' ids and payloads in handover order.
+  func drainAll(_ spool: Spool) throws -> (ids: [String], summary: DrainSummary) {
+    var ids: [String] = []
+    let summary = try spool.drain { ids.append($0.id) }
+    return (ids, summary)
+  }
+
+  @Test func deliversPayloadAndAttachmentsThenRemovesThem() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let source = temporary.path + "/photo.jpg"
+    try Data(repeating: 7, count: 300_000).write(to: URL(fileURLWithPath: source))
+    try spool.enqueue(
+      payload: Array("item".utf8),
+      attachments: [.file(URL(fileURLWithPath: source)), .data(Data("note".utf8), name: "n.txt")],
+      id: "first")
+    #expect(try spool.pendingCount() == 1)
+    var seen: [SpoolEntry] = []
+    let summary = try spool.drain { (entry) throws in
+      seen.append(entry)
+      #expect(entry.payload == Array("item".utf8))
+      #expect(entry.attachments.map(\.name) == ["photo.jpg", "n.txt"])
+      #expect(try Data(contentsOf: entry.attachments[0].url) == Data(repeating: 7, count: 300_000))
+      #expect(try Data(contentsOf: entry.attachments[1].url) == Data("note".utf8))
+    }
+    #expect(summary.delivered == 1)
+    #expect(seen.map(\.id) == ["first"])
+    let expected = try temporary.container().path + "/spool/default/cur/"
+    #expect(seen[0].attachments[0].url.path.hasPrefix(expected))
+    #expect(try spool.pendingCount() == 0)
+    #expect(FileManager.default.fileExists(atPath: source))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path + "/cur").isEmpty)
+  }
+
+  @Test func handsOverInEnqueueOrder() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let ids = (0..<50).map { "item-\(($0 * 37) % 50)" }
+    for id in ids { try spool.enqueue(payload: Array(id.utf8), id: id) }
+    #expect(try drainAll(spool).ids == ids)
+  }
+
+  @Test func handsEachIdOverOnce() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "same")
+    try spool.enqueue(payload: [2], id: "same")
+    let first = try drainAll(spool)
+    #expect(first.ids == ["same"])
+    #expect(first.summary.duplicates == 1)
+    // A producer retrying after a crash enqueues it again: still not delivered twice,
+    // even through a new Spool instance (another process).
+    try spool.enqueue(payload: [3], id: "same")
+    let again = try Spool(container: temporary.container())
+    let second = try drainAll(again)
+    #expect(second.ids.isEmpty)
+    #expect(second.summary.duplicates == 1)
+  }
+
+  @Test func keepsAnEntryWhoseHandlerFailed() throws {
+    struct HandlerFailure: Error {}
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "a")
+    try spool.enqueue(payload: [2], id: "b")
+    #expect(throws: HandlerFailure.self) {
+      try spool.drain { entry in if entry.id == "b" { throw HandlerFailure() } }
+    }
+    #expect(try spool.pendingCount() == 1)
+    let retry = try drainAll(spool)
+    #expect(retry.ids == ["b"])
+    #expect(retry.summary.recovered == 1)
+  }
+
+  @Test func recoversEntriesClaimedByACrashedConsumer() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "claimed")
+    try spool.enqueue(payload: [2], id: "fresh")
+    // What a consumer killed inside its handler leaves behind: the entry in cur/.
+    let name = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").sorted().first)
+    #expect(rename(spool.path + "/new/" + name, spool.path + "/cur/" + name) == 0)
+    let result = try drainAll(spool)
+    #expect(result.ids == ["claimed", "fresh"])
+    #expect(result.summary.recovered == 1)
+  }
+
+  @Test func drainsInAsyncContexts() async throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [9], id: "async")
+    var ids: [String] = []
+    let summary = try await spool.drain { (entry: SpoolEntry) async throws in
+      await Task.yield()
+      ids.append(entry.id)
+    }
+    #expect(ids == ["async"])
+    #expect(summary.delivered == 1)
+  }
+
+  @Test func stopsAfterMaxEntries() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    for index in 0..<5 { try spool.enqueue(payload: [UInt8(index)], id: "i\(index)") }
+    var ids: [String] = []
+    try spool.drain(maxEntries: 2) { ids.append($0.id) }
+    #expect(ids == ["i0", "i1"])
+    #expect(try spool.pendingCount() == 3)
+  }
+
+  @Test func refusesASecondDrainWhenAskedNotToWait() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let other = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "x")
+    try spool.drain { _ in
+      let error = #expect(throws: ContainerError.self) {
+        try other.drain(waitForOtherConsumers: false) { _ in }
+      }
+      #expect(error?.code == .busy)
+    }
+  }
+
+  @Test func setsAsideCorruptEntriesAndDeliversTheOthers() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    for id in ["a", "flipped", "b", "truncated", "c", "missing", "d", "stray", "e"] {
+      try spool.enqueue(
+        payload: Array(repeating: 1, count: 100), attachments: [.data(Data([1, 2]), name: "x")],
+        id: id)
+    }
+    let new = spool.path + "/new/"
+    func entry(_ id: String) throws -> String {
+      try #require(
+        try FileManager.default.contentsOfDirectory(atPath: new).first { $0.hasSuffix("." + id) })
+    }
+    let flipped = try new + entry("flipped") + "/entry"
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: flipped)))
+    bytes[60] ^= 0x40
+    try Data(bytes).write(to: URL(fileURLWithPath: flipped))
+    #expect(truncate(try new + entry("truncated") + "/entry", 50) == 0)
+    #expect(unlink(try new + entry("missing") + "/x") == 0)
+    #expect(
+      FileManager.default.createFile(atPath: try new + entry("stray") + "/extra", contents: nil))
+    #expect(mkdir(new + "garbage-name", 0o700) == 0)
+    try spool.enqueue(payload: [UInt8](repeating: 2, count: 100), id: "single")
+    let single = try new + entry("single")
+    var singleBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: single)))
+    singleBytes[70] ^= 0x01
+    try Data(singleBytes).write(to: URL(fileURLWithPath: single))
+    try spool.enqueue(payload: [UInt8](repeating: 3, count: 100), id: "f")
+
+    let result = try drainAll(spool)
+    #expect(result.ids == ["a", "b", "c", "d", "e", "f"])
+    #expect(result.summary.setAside.count == 6)
+    for error in result.summary.setAside {
+      #expect(error.code == .corruptFile)
+      #expect(error.path.contains("/corrupt/"))
+    }
+    let reasons = result.summary.setAside.map(\.message).joined(separator: "\n")
+    #expect(reasons.contains("checksum"))
+    #expect(reasons.contains("'extra'"))
+    let corrupt = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/corrupt")
+    #expect(corrupt.count == 6)
+    #expect(try spool.pendingCount() == 0)
+  }
+
+  @Test func neverFollowsASymlinkPlantedInTheSpool() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let outside = temporary.path + "/outside"
+    #expect(mkdir(outside, 0o700) == 0)
+    #expect(FileManager.default.createFile(atPath: outside + "/entry", contents: Data([1])))
+    #expect(symlink(outside, spool.path + "/new/0000000000000001.1.evil") == 0)
+    try spool.enqueue(payload: [1], id: "good")
+    let result = try drainAll(spool)
+    #expect(result.ids == ["good"])
+    #expect(result.summary.setAside.count == 1)
+    #expect(FileManager.default.fileExists(atPath: outside + "/entry"))
+  }
+
+  @Test(arguments: ["../x", "a/b", ".hidden", "", String(repeating: "a", count: 129), "a b"])
+  func refusesUnsafeEntryIds(_ id: String) throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let error = #expect(throws: ContainerError.self) { try spool.enqueue(payload: [1], id: id) }
+    #expect(error?.code == .invalidName)
+  }
+
+  @Test(arguments: ["../escape", "a/b", ".hidden", "entry", ""])
+  func refusesUnsafeAttachmentNames(_ name: String) throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let error = #expect(throws: ContainerError.self) {
+      try spool.enqueue(payload: [1], attachments: [.data(Data([1]), name: name)])
+    }
+    #expect(error?.code == .invalidName)
+    #expect(try spool.pendingCount() == 0)
+    #expect(!FileManager.default.fileExists(atPath: temporary.path + "/escape"))
+  }
+
+  @Test func enforcesQuotas() throws {
+    let temporary = TemporaryDirectory()
+    let byCount = try Spool(
+      container: temporary.container(), name: "count", limits: SpoolLimits(maximumEntries: 2))
+    try byCount.enqueue(payload: [1])
+    try byCount.enqueue(payload: [2])
+    let full = #expect(throws: ContainerError.self) { try byCount.enqueue(payload: [3]) }
+    #expect(full?.code == .quotaExceeded)
+    #expect(full?.message.contains("maximumEntries") == true)
+
+    let byBytes = try Spool(
+      container: temporary.container(), name: "bytes", limits: SpoolLimits(maximumBytes: 1000))
+    try byBytes.enqueue(payload: [UInt8](repeating: 0, count: 500))
+    let large = #expect(throws: ContainerError.self) {
+      try byBytes.enqueue(payload: [UInt8](repeating: 0, count: 500))
+    }
+    #expect(large?.code == .quotaExceeded)
+    #expect(try byBytes.pendingCount() == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: byBytes.path + "/tmp").isEmpty)
+  }
+
+  @Test func removesStaleTemporaryEntriesOnly() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let stale = spool.path + "/tmp/stale"
+    let fresh = spool.path + "/tmp/fresh"
+    #expect(mkdir(stale, 0o700) == 0)
+    #expect(FileManager.default.createFile(atPath: stale + "/entry", contents: Data([1])))
+    #expect(mkdir(fresh, 0o700) == 0)
+    var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+    #expect(utimensat(AT_FDCWD, stale, &times, 0) == 0)
+    let summary = try spool.drain { _ in }
+    #expect(summary.staleTemporariesRemoved == 1)
+    #expect(!FileManager.default.fileExists(atPath: stale))
+    #expect(FileManager.default.fileExists(atPath: fresh))
+  }
+
+  @Test func usesPrivateModes() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "0-single")
+    let single = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").first)
+    #expect(mode(of: spool.path + "/new/" + single) == 0o600)
+    try spool.drain { _ in }
+    try spool.enqueue(payload: [1], attachments: [.data(Data([2]), name: "a")], id: "m")
+    for directory in ["", "/tmp", "/new", "/cur", "/corrupt"] {
+      #expect(mode(of: spool.path + directory) == 0o700, "\(directory)")
+    }
+    let name = try #require(
+      try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").first)
+    #expect(mode(of: spool.path + "/new/" + name) == 0o700)
+    #expect(mode(of: spool.path + "/new/" + name + "/entry") == 0o600)
+    #expect(mode(of: spool.path + "/new/" + name + "/a") == 0o600)
+    try spool.drain { _ in }
+    #expect(mode(of: spool.path + "/delivered.keys") == 0o600)
+    #expect(mode(of: spool.path + "/drain.lock") == 0o600)
+  }
+}

@@ -1,0 +1,105 @@
+import AppGroups
+import Foundation
+import Glibc
+
+/// The child process behind the AppGroups multi-process tests.
+///
+/// ```
+/// appgroups-stress produce <group> <producer> <count> <committed-log>
+/// appgroups-stress consume <group> <delivered-log> <expected-distinct>
+/// appgroups-stress defaults-write <group> <writer> <count>
+/// ```
+/// The container location comes from `NOTIFYBUS_GROUPS_DIR`. `produce` appends each id to
+/// `committed-log` after `enqueue` returned. `consume` drains until it has seen
+/// `expected-distinct` ids, appending `id` (or `BAD id` for a payload that does not match
+/// its id) to `delivered-log`.
+@main
+enum StressTool {
+  static func main() {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    do {
+      switch arguments.first {
+      case "produce" where arguments.count == 5:
+        try produce(
+          group: arguments[1], producer: Int(arguments[2])!, count: Int(arguments[3])!,
+          log: arguments[4])
+      case "consume" where arguments.count == 4:
+        try consume(group: arguments[1], log: arguments[2], expected: Int(arguments[3])!)
+      case "defaults-write" where arguments.count == 4:
+        try writeDefaults(
+          group: arguments[1], writer: Int(arguments[2])!, count: Int(arguments[3])!)
+      default:
+        FileHandle.standardError.write(
+          Data("usage: appgroups-stress produce|consume|defaults-write …\n".utf8))
+        exit(64)
+      }
+    } catch {
+      FileHandle.standardError.write(Data("appgroups-stress: \(error)\n".utf8))
+      exit(1)
+    }
+  }
+
+  /// The payload for an id: the id's bytes repeated to a length that depends on the id.
+  static func payload(for id: String) -> [UInt8] {
+    let seed = Array(id.utf8)
+    let length = 64 + Int(seed.reduce(UInt32(7)) { $0 &* 31 &+ UInt32($1) } % 3000)
+    return (0..<length).map { seed[$0 % seed.count] }
+  }
+
+  static func produce(group: String, producer: Int, count: Int, log: String) throws {
+    let spool = try Spool(container: GroupContainer(identifier: group))
+    let committed = try Log(path: log)
+    for index in 0..<count {
+      let id = "p\(producer)-\(index)"
+      var attachments: [SpoolAttachment] = []
+      if index % 10 == 0 {
+        attachments.append(.data(Data(payload(for: id + "-a")), name: "attachment.bin"))
+      }
+      try spool.enqueue(payload: payload(for: id), attachments: attachments, id: id)
+      committed.append(id)
+    }
+  }
+
+  static func consume(group: String, log: String, expected: Int) throws {
+    let spool = try Spool(container: GroupContainer(identifier: group))
+    let delivered = try Log(path: log)
+    var seen = Set<String>()
+    while seen.count < expected {
+      let summary = try spool.drain { entry in
+        var good = entry.payload == payload(for: entry.id)
+        let index = entry.id.split(separator: "-").last.flatMap { Int($0) } ?? -1
+        good = good && entry.attachments.count == (index % 10 == 0 ? 1 : 0)
+        for attachment in entry.attachments {
+          let bytes = try [UInt8](Data(contentsOf: attachment.url))
+          good = good && bytes == payload(for: entry.id + "-a")
+        }
+        delivered.append(good ? entry.id : "BAD \(entry.id)")
+        seen.insert(entry.id)
+      }
+      for error in summary.setAside { delivered.append("CORRUPT \(error.message)") }
+      if summary.delivered == 0 { usleep(2000) }
+    }
+  }
+
+  static func writeDefaults(group: String, writer: Int, count: Int) throws {
+    let defaults = try SharedDefaults(suiteName: group)
+    for index in 0..<count {
+      try defaults.set(index, forKey: "w\(writer)-\(index)")
+    }
+  }
+}
+
+/// An append-only line log; `write(2)` with `O_APPEND` keeps lines whole across processes.
+final class Log {
+  let descriptor: CInt
+
+  init(path: String) throws {
+    descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno)!) }
+  }
+
+  func append(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+  }
+}

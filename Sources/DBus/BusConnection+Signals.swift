@@ -1,17 +1,28 @@
 /// One subscriber to messages that match a rule.
-struct Subscriber {
+///
+/// A class, as is ``RuleEntry``: the connection keeps them in dictionaries sized for
+/// thousands of names, where an inline `MatchRule` would cost its size in every bucket.
+final class Subscriber {
   let rule: MatchRule
   let deliver: @Sendable (Message) -> Void
   let finish: (@Sendable () -> Void)?
+
+  init(rule: MatchRule, deliver: @escaping @Sendable (Message) -> Void, finish: (@Sendable () -> Void)?) {
+    self.rule = rule
+    self.deliver = deliver
+    self.finish = finish
+  }
 }
 
 /// A match rule registered with the bus, shared by every subscriber that uses it.
-struct RuleEntry {
-  var count: Int
+final class RuleEntry {
+  var count = 1
   /// The `AddMatch` call while it is under way, for later subscribers to wait on; `nil`
   /// once the bus has accepted the rule (a finished task keeps its memory, about 1 KiB,
   /// while referenced).
   var adding: Task<Result<Void, DBusError>, Never>?
+
+  init(adding: Task<Result<Void, DBusError>, Never>) { self.adding = adding }
 }
 
 /// A subscription made with ``BusConnection/subscribe(_:handler:)``.
@@ -91,7 +102,7 @@ extension BusConnection {
     } else {
       subscribersWithoutInterface.append(id)
     }
-    let result = await retainRule(subscriber.rule)
+    let result = await retainRule(subscriber.rule.description)
     if case .failure(let error) = result {
       unsubscribe(id)
       throw error
@@ -99,25 +110,25 @@ extension BusConnection {
     return SignalSubscription(connection: self, id: id)
   }
 
-  private func retainRule(_ rule: MatchRule) async -> Result<Void, DBusError> {
-    if var entry = rules[rule] {
+  private func retainRule(_ rule: String) async -> Result<Void, DBusError> {
+    if let entry = rules[rule] {
       entry.count += 1
-      rules[rule] = entry
       return await entry.adding?.value ?? .success(())
     }
     let added = Task { () -> Result<Void, DBusError> in
       do throws(DBusError) {
-        _ = try await self.call(self.busMethod("AddMatch", [.string(rule.description)]))
+        _ = try await self.call(self.busMethod("AddMatch", [.string(rule)]))
         return .success(())
       } catch {
         return .failure(error)
       }
     }
-    rules[rule] = RuleEntry(count: 1, adding: added)
+    let entry = RuleEntry(adding: added)
+    rules[rule] = entry
     // On failure each subscriber waiting here unsubscribes, which drops the entry, so a
     // later subscriber tries again.
     let result = await added.value
-    if case .success = result, rules[rule]?.adding == added { rules[rule]?.adding = nil }
+    if case .success = result { entry.adding = nil }
     return result
   }
 
@@ -133,15 +144,13 @@ extension BusConnection {
       subscribersWithoutInterface.removeAll { $0 == id }
     }
     subscriber.finish?()
-    guard var entry = rules[subscriber.rule] else { return }
+    let ruleText = subscriber.rule.description
+    guard let entry = rules[ruleText] else { return }
     entry.count -= 1
-    if entry.count > 0 {
-      rules[subscriber.rule] = entry
-      return
-    }
-    rules[subscriber.rule] = nil
+    guard entry.count == 0 else { return }
+    rules[ruleText] = nil
     if raw != nil {
-      var message = busMethod("RemoveMatch", [.string(subscriber.rule.description)])
+      var message = busMethod("RemoveMatch", [.string(ruleText)])
       message.noReplyExpected = true
       try? send(message)
     }

@@ -59,7 +59,7 @@ public actor BusConnection {
   private var reconnectTask: Task<Void, Never>?
 
   // Signal routing (see BusConnection+Signals.swift).
-  var rules: [MatchRule: RuleEntry] = [:]
+  var rules: [String: RuleEntry] = [:]
   var subscribers: [UInt64: Subscriber] = [:]
   var subscribersByInterface: [InterfaceName: [UInt64]] = [:]
   var subscribersWithoutInterface: [UInt64] = []
@@ -208,7 +208,7 @@ public actor BusConnection {
   /// in order.
   private func restoreRegistrations() async throws(DBusError) {
     for rule in rules.keys {
-      var message = busMethod("AddMatch", [.string(rule.description)])
+      var message = busMethod("AddMatch", [.string(rule)])
       message.noReplyExpected = true
       try send(message)
     }

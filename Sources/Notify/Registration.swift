@@ -43,8 +43,15 @@ struct Registration {
   var checkedCount: UInt64 = 0
   /// Nesting depth of `suspend`.
   var suspendCount = 0
-  /// A post arrived while suspended: deliver once on the last resume.
-  var deferred: NotifyEvent?
+  /// A post arrived while suspended: deliver once on the last resume. Boxed, so an idle
+  /// registration stays small.
+  var deferred: DeferredPost?
   /// A dispatch block is queued and has not started: further posts coalesce into it.
   var scheduled = false
+}
+
+/// The post a suspended registration delivers on its last resume.
+final class DeferredPost: Sendable {
+  let event: NotifyEvent
+  init(_ event: NotifyEvent) { self.event = event }
 }

@@ -130,7 +130,7 @@ struct Registry {
         token: token, name: name, postCount: registration.postCount, sender: sender,
         sequence: sequence, isResynchronization: resynchronization)
       if registration.suspendCount > 0 {
-        registration.deferred = event
+        registration.deferred = DeferredPost(event)
       } else {
         deliver(event, to: &registration, into: &actions)
       }
@@ -190,9 +190,9 @@ struct Registry {
     }
     registration.suspendCount -= 1
     var actions: [Action] = []
-    if registration.suspendCount == 0, let event = registration.deferred {
+    if registration.suspendCount == 0, let deferred = registration.deferred {
       registration.deferred = nil
-      deliver(event, to: &registration, into: &actions)
+      deliver(deferred.event, to: &registration, into: &actions)
     }
     registrations[token] = registration
     return actions

@@ -100,7 +100,9 @@ let package = Package(
     /// What the share-extension and read-later examples do, as testable library code.
     .target(
       name: "HandoffExamples",
-      dependencies: ["Handoff", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite"],
+      dependencies: [
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+      ],
       path: "Examples/Support"
     ),
     /// `share-extension --url U --title T --image P`: the extension, with the seed's Info.plist.

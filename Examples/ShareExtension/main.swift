@@ -1,1 +1,6 @@
-print("todo")
+// share-extension: the read-later example's share extension. The logic is in
+// Examples/Support/ShareExtensionTool.swift.
+import CommandLineSupport
+import HandoffExamples
+
+await CommandRunner(ShareExtensionTool.command).asyncMain(ShareExtensionTool.run)

@@ -108,9 +108,16 @@ public enum ReadLaterTool {
         let stored = Mutex(0)
         try StandardOutput.writeLine(
           "app: watching '\(importer.notification)'; library \(library.path)")
-        try await importer.run(onFailure: { error in
-          try? StandardError.writeLine("app: import failed, will retry: \(error)")
-        }) { share in
+        try await importer.run(
+          onDrain: { event in
+            guard let event else { return }
+            let sender = event.sender.map { " from \($0)" } ?? ""
+            try? StandardOutput.writeLine("app: heard '\(event.name)'\(sender); draining")
+          },
+          onFailure: { error in
+            try? StandardError.writeLine("app: import failed, will retry: \(error)")
+          }
+        ) { share in
           if let count, stored.withLock({ $0 }) >= count { throw CancellationError() }
           let item = ReadingItem(share: share)
           if try library.insert(item) {

@@ -21,7 +21,7 @@ import Synchronization
 /// ```
 ///
 /// Guarantees:
-/// - **The spool is the truth, the doorbell only a hint.** ``run(onFailure:_:)`` registers
+/// - **The spool is the truth, the doorbell only a hint.** ``run(onDrain:onFailure:_:)`` registers
 ///   for the notification first and then drains, so a share stored before the app started,
 ///   or while it was not listening, is drained at start; posts that arrive while a drain
 ///   runs coalesce into one more drain, so nothing stored before a post is missed.
@@ -181,11 +181,14 @@ public final class PendingImporter: Sendable {
   /// it again.
   ///
   /// - Parameters:
+  ///   - onDrain: Told why each drain starts: `nil` for the drain at start, else the post
+  ///     (possibly standing for several coalesced posts).
   ///   - onFailure: Told of each handler error.
   ///   - handler: Imports one share.
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/notConnected`` when the
   ///   registration fails, or ``HandoffError/Code/container``.
   public func run(
+    onDrain: (NotifyEvent?) -> Void = { _ in },
     onFailure: (any Error) -> Void = { _ in },
     _ handler: (ReceivedShare) async throws -> Void
   ) async throws(HandoffError) {
@@ -195,8 +198,10 @@ public final class PendingImporter: Sendable {
     } catch {
       throw HandoffError(.notConnected, "Cannot watch '\(notification)': \(error.message)")
     }
+    onDrain(nil)
     try await drainReporting(onFailure, handler)
-    for await _ in events {
+    for await event in events {
+      onDrain(event)
       try await drainReporting(onFailure, handler)
     }
   }

@@ -129,7 +129,8 @@ let package = Package(
     .executableTarget(
       name: "notifybus-bench",
       dependencies: [
-        "DBus", "Notify", "ExtensionItems", "AppGroups", "CommandLineSupport", "CBaseline",
+        "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "CommandLineSupport",
+        "CBaseline",
         "CCommandLineBaseline", "CSQLite", "SystemSupport",
       ],
       path: "Benchmarks/notifybus-bench"

@@ -115,6 +115,8 @@ public enum ReadLaterTool {
             try? StandardOutput.writeLine("app: heard '\(event.name)'\(sender); draining")
           },
           onFailure: { error in
+            // Past --count the handler refuses shares on purpose; they stay for next time.
+            guard !(error is CancellationError) else { return }
             try? StandardError.writeLine("app: import failed, will retry: \(error)")
           }
         ) { share in

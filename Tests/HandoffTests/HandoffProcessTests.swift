@@ -127,6 +127,28 @@ struct HandoffProcessTests {
     #expect(try fixture.pendingInSpool() == 1)
   }
 
+  @Test func aManifestFileAndTheWatchTimeoutBehaveAsDocumented() throws {
+    let fixture = try HandoffFixture()
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent()
+    let png = fixture.bus.directory + "/photo.png"
+    try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: png))
+    let manifest = root.appendingPathComponent("Examples/ShareExtension/Info-Images.plist").path
+    let accepted = try fixture.run(
+      "share-extension", ["--manifest", manifest, "--url", "https://example.com/m", "--image", png])
+    #expect(accepted.status == 0, "\(accepted)")
+    // One share waits; asking for two ends by the timeout, with status 2.
+    let app = try fixture.run("readlater", ["watch", "--count", "2", "--timeout", "1"])
+    #expect(app.status == 2, "\(app)")
+    #expect(app.output.contains("app: stored \"https://example.com/m\""))
+    let list = try fixture.readingList()
+    let files = list.first?["attachments"] as? [[String: Any]] ?? []
+    #expect(files.count == 1)
+    let path = files.first?["path"] as? String ?? ""
+    #expect(path.hasPrefix(fixture.groupsDirectory))
+    #expect(FileManager.default.contents(atPath: path) == Data([0x89, 0x50, 0x4E, 0x47]))
+  }
+
   @Test func theHandoffNeedsNoNotifyd() throws {
     let fixture = try HandoffFixture()
     // notifyd's name is activatable but its daemon cannot start: nothing may depend on it.

@@ -15,9 +15,12 @@ let package = Package(
     .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
     .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .library(name: "AppGroups", targets: ["AppGroups"]),
+    .library(name: "Handoff", targets: ["Handoff"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
+    .executable(name: "share-extension", targets: ["share-extension"]),
+    .executable(name: "readlater", targets: ["readlater"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -66,6 +69,9 @@ let package = Package(
     ///
     /// No IPC.
     .target(name: "ExtensionItems"),
+    /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
+    /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
+    .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(name: "NotifyTools", dependencies: ["Notify", "DBus", "CommandLineSupport"]),
 
@@ -91,6 +97,27 @@ let package = Package(
       dependencies: ["DBus"],
       path: "Examples/SignalDemo"
     ),
+    /// What the share-extension and read-later examples do, as testable library code.
+    .target(
+      name: "HandoffExamples",
+      dependencies: [
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+      ],
+      path: "Examples/Support"
+    ),
+    /// `share-extension --url U --title T --image P`: the extension, with the seed's Info.plist.
+    .executableTarget(
+      name: "share-extension",
+      dependencies: ["HandoffExamples", "CommandLineSupport"],
+      path: "Examples/ShareExtension",
+      exclude: ["Info.plist", "Info-Images.plist"]
+    ),
+    /// `readlater watch` / `readlater list`: the app, storing reading items in SQLite.
+    .executableTarget(
+      name: "readlater",
+      dependencies: ["HandoffExamples", "CommandLineSupport"],
+      path: "Examples/ReadLater"
+    ),
 
     // MARK: - Benchmarks
 
@@ -102,7 +129,8 @@ let package = Package(
     .executableTarget(
       name: "notifybus-bench",
       dependencies: [
-        "DBus", "Notify", "ExtensionItems", "AppGroups", "CommandLineSupport", "CBaseline",
+        "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "CommandLineSupport",
+        "CBaseline",
         "CCommandLineBaseline", "CSQLite", "SystemSupport",
       ],
       path: "Benchmarks/notifybus-bench"
@@ -156,6 +184,19 @@ let package = Package(
         // notify-post is not listed: its static standard library would be linked into the
         // test bundle. `swift build --build-tests` builds it, as every product.
         "notify-watch", "notifyutil",
+      ]
+    ),
+    /// An extension process that sends many shares, for the handoff tests.
+    .executableTarget(
+      name: "handoff-stress",
+      dependencies: ["Handoff", "ExtensionItems"],
+      path: "Tests/handoff-stress"
+    ),
+    .testTarget(
+      name: "HandoffTests",
+      dependencies: [
+        "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
+        "TestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
       ]
     ),
     .testTarget(

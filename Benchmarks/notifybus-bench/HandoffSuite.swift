@@ -1,0 +1,273 @@
+import AppGroups
+import DBus
+import Dispatch
+import ExtensionItems
+import Foundation
+import Handoff
+import Notify
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The whole handoff, share to stored, against the seed documents' pattern and against the
+/// spool without a doorbell, in one process on a private bus.
+///
+/// - **share→stored latency** (p50, p99): the extension side calls
+///   `HandoffSender.send` (encode, durable spool entry, post, wait until routed); the time
+///   runs until the app side's `PendingImporter.run` handler holds the decoded share. One
+///   share at a time.
+/// - **sustained items/s**: shares sent back to back; the time runs until the handler has
+///   received the last one.
+///
+/// Baselines, with the same title and URL per item:
+/// - **defaults array + post (seed)**: the seeds' `savePayload` and `drainPending`: read the
+///   `pendingItems` array from ``SharedDefaults``, append, write it back, post; the app reads
+///   the array and removes the key on each post (read-modify-write, racy with several
+///   extensions; durable like the spool).
+/// - **spool only, no doorbell**: `Spool.enqueue` of the encoded items then `Spool.drain`,
+///   in the same thread (throughput only): what the doorbell and the codec add.
+enum HandoffSuite: BenchmarkSuite {
+  static let name = "handoff"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    let bus = try BenchBus()
+    let latencyCount = max(30, Int(400 * scale))
+    let throughputCount = max(100, Int(2000 * scale))
+    // Warm up both paths; discard the figures.
+    _ = try await measureHandoff(bus, latency: 20, throughput: 50)
+    _ = try await measureSeed(bus, latency: 20, throughput: 50)
+    let handoff = try await measureHandoff(bus, latency: latencyCount, throughput: throughputCount)
+    let seed = try await measureSeed(bus, latency: latencyCount, throughput: throughputCount)
+    let spool = try measureSpoolOnly(count: throughputCount)
+    let seedName = "defaults array + post (seed)"
+    return [
+      BenchmarkRow(
+        name: "handoff share→stored p50", unit: "µs", subject: handoff.p50,
+        baselineName: seedName, baseline: seed.p50, higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "handoff share→stored p99", unit: "µs", subject: handoff.p99,
+        baselineName: seedName, baseline: seed.p99, higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "handoff sustained (\(throughputCount) shares)", unit: "items/s",
+        subject: handoff.rate, baselineName: seedName, baseline: seed.rate, higherIsBetter: true,
+        target: nil),
+      BenchmarkRow(
+        name: "handoff sustained (\(throughputCount) shares)", unit: "items/s",
+        subject: handoff.rate, baselineName: "spool only, no doorbell", baseline: spool,
+        higherIsBetter: true, target: nil),
+    ]
+  }
+
+  struct Figures {
+    var p50: Double
+    var p99: Double
+    var rate: Double
+  }
+
+  static func item(_ index: Int) -> ExtensionItem {
+    ExtensionItem(
+      attributedTitle: AttributedText(
+        "Shared article number \(index) with a reasonably long title"),
+      attachments: [ItemProvider(url: URL(string: "https://example.com/articles/\(index)")!)])
+  }
+
+  static func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+  static func scratch() throws -> (path: String, container: GroupContainer) {
+    let path =
+      NSTemporaryDirectory() + "notifybus-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let container = try GroupContainer(
+      identifier: GroupIdentifier(validating: "group.org.notifybus.bench"), groupsDirectory: path)
+    return (path, container)
+  }
+
+  /// Arrival times by item number, and one waiter for one number.
+  final class Arrivals: Sendable {
+    private struct State {
+      var times: [Int: UInt64] = [:]
+      var waiter: (index: Int, continuation: CheckedContinuation<Bool, Never>)?
+    }
+    private let state = Mutex(State())
+
+    func record(_ index: Int) {
+      let now = HandoffSuite.nanoseconds()
+      state.withLock { state in
+        state.times[index] = now
+        if let waiter = state.waiter, waiter.index == index {
+          state.waiter = nil
+          waiter.continuation.resume(returning: true)
+        }
+      }
+    }
+
+    func time(_ index: Int) -> UInt64? { state.withLock { $0.times[index] } }
+
+    func count(in range: ClosedRange<Int>) -> Int {
+      state.withLock { $0.times.keys.filter { range.contains($0) }.count }
+    }
+
+    /// Waits until `index` has arrived, or `seconds` pass.
+    func wait(for index: Int, seconds: Double = 30) async -> Bool {
+      let timer = Task {
+        try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        self.state.withLock { state in
+          if let waiter = state.waiter {
+            state.waiter = nil
+            waiter.continuation.resume(returning: false)
+          }
+        }
+      }
+      defer { timer.cancel() }
+      return await withCheckedContinuation { continuation in
+        state.withLock { state in
+          if state.times[index] != nil {
+            continuation.resume(returning: true)
+          } else {
+            state.waiter = (index, continuation)
+          }
+        }
+      }
+    }
+  }
+
+  // MARK: - Handoff
+
+  static func measureHandoff(_ bus: BenchBus, latency: Int, throughput: Int) async throws
+    -> Figures
+  {
+    let (path, container) = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let name: NotifyName = "group.org.notifybus.bench.saved"
+    let sender = try HandoffSender(
+      container: container, notification: name,
+      center: try await NotifyCenter.connect(to: .address(bus.address)))
+    let importer = try PendingImporter(
+      container: container, notification: name,
+      center: try await NotifyCenter.connect(to: .address(bus.address)))
+    let arrivals = Arrivals()
+    let app = Task {
+      try await importer.run { share in
+        guard let text = share.items.first?.attributedTitle?.string,
+          let index = Int(text.split(separator: " ")[3])
+        else { return }
+        arrivals.record(index)
+      }
+    }
+    defer { app.cancel() }
+    var latencies: [Double] = []
+    for index in 0..<latency {
+      let start = nanoseconds()
+      try await sender.send([item(index)])
+      guard await arrivals.wait(for: index) else { throw BenchError("share \(index) was lost") }
+      latencies.append(Double(arrivals.time(index)! - start) / 1000)
+    }
+    let first = latency
+    let start = nanoseconds()
+    for index in first..<(first + throughput) { try await sender.send([item(index)]) }
+    let last = first + throughput - 1
+    guard await arrivals.wait(for: last) else { throw BenchError("share \(last) was lost") }
+    guard arrivals.count(in: first...last) == throughput else {
+      throw BenchError("only \(arrivals.count(in: first...last)) of \(throughput) shares arrived")
+    }
+    let seconds = Double(arrivals.time(last)! - start) / 1e9
+    app.cancel()
+    await sender.center.close()
+    await importer.center.close()
+    let percentiles = Percentiles(latencies)
+    return Figures(
+      p50: percentiles[0.5], p99: percentiles[0.99], rate: Double(throughput) / seconds)
+  }
+
+  // MARK: - The seeds' pattern
+
+  static func measureSeed(_ bus: BenchBus, latency: Int, throughput: Int) async throws -> Figures {
+    let (path, container) = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let name: NotifyName = "group.org.notifybus.bench.seed"
+    let extensionDefaults = try SharedDefaults(container: container)
+    let appDefaults = try SharedDefaults(container: container)
+    let poster = try await NotifyCenter.connect(to: .address(bus.address))
+    let listener = try await NotifyCenter.connect(to: .address(bus.address))
+    let events = try await listener.events(for: name, bufferSize: 1)
+    let arrivals = Arrivals()
+    let app = Task {
+      for await _ in events {
+        // drainPending: read the whole queue, import each entry, remove the key.
+        guard let queue = try? appDefaults.array(forKey: "pendingItems") else { continue }
+        try? appDefaults.removeObject(forKey: "pendingItems")
+        for case .dictionary(let entry) in queue {
+          if case .string(let title)? = entry["title"],
+            let index = Int(title.split(separator: " ")[3])
+          {
+            arrivals.record(index)
+          }
+        }
+      }
+    }
+    defer { app.cancel() }
+    func save(_ index: Int) async throws {
+      // savePayload: read the array, append, write it back, then ring.
+      var queue = try extensionDefaults.array(forKey: "pendingItems") ?? []
+      queue.append(
+        .dictionary([
+          "url": .string("https://example.com/articles/\(index)"),
+          "title": .string("Shared article number \(index) with a reasonably long title"),
+          "savedAt": .string("2026-11-29T14:00:00Z"),
+        ]))
+      try extensionDefaults.set(queue, forKey: "pendingItems")
+      try poster.post(name)
+      try await poster.synchronize()
+    }
+    var latencies: [Double] = []
+    for index in 0..<latency {
+      let start = nanoseconds()
+      try await save(index)
+      guard await arrivals.wait(for: index, seconds: 5) else { continue }  // lost by the race
+      latencies.append(Double(arrivals.time(index)! - start) / 1000)
+    }
+    let first = latency
+    let start = nanoseconds()
+    for index in first..<(first + throughput) { try await save(index) }
+    // The seed's read-modify-write loses an item when the app removes the key between the
+    // extension's read and its write: count what arrived, up to the last arrival.
+    let last = first + throughput - 1
+    _ = await arrivals.wait(for: last, seconds: 5)
+    let arrived = arrivals.count(in: first...last)
+    let end = (first...last).compactMap { arrivals.time($0) }.max() ?? nanoseconds()
+    let seconds = Double(end - start) / 1e9
+    if arrived < throughput {
+      FileHandle.standardError.write(
+        Data("handoff: the seed pattern lost \(throughput - arrived) of \(throughput) items\n".utf8)
+      )
+    }
+    app.cancel()
+    await poster.close()
+    await listener.close()
+    let percentiles = Percentiles(latencies)
+    return Figures(
+      p50: percentiles[0.5], p99: percentiles[0.99], rate: Double(arrived) / seconds)
+  }
+
+  struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+  }
+
+  // MARK: - Spool only
+
+  static func measureSpoolOnly(count: Int) throws -> Double {
+    let (path, container) = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let spool = try Spool(container: container, name: "pendingItems")
+    var received = 0
+    let start = nanoseconds()
+    for index in 0..<count { try spool.enqueue(payload: try ItemCodec.encode([item(index)])) }
+    try spool.drain { entry in
+      received += try ItemCodec.decode(entry.payload).count
+    }
+    precondition(received == count, "spool delivered \(received)")
+    return Double(count) / (Double(nanoseconds() - start) / 1e9)
+  }
+}

@@ -1,0 +1,6 @@
+// share-extension: the read-later example's share extension. The logic is in
+// Examples/Support/ShareExtensionTool.swift.
+import CommandLineSupport
+import HandoffExamples
+
+await CommandRunner(ShareExtensionTool.command).asyncMain(ShareExtensionTool.run)

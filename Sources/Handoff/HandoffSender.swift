@@ -1,0 +1,143 @@
+public import AppGroups
+public import DBus
+public import ExtensionItems
+public import Notify
+
+/// The extension's half of the handoff: stores items in the group's spool, then rings the
+/// doorbell.
+///
+/// ```swift
+/// let sender = try await HandoffSender.connect(
+///   group: "group.example.readlater", notification: "group.example.saved")
+/// try await sender.send([ExtensionItem(attributedTitle: "A page", attachments: [
+///   ItemProvider(url: URL(string: "https://example.com")!)])])
+/// ```
+///
+/// ``send(_:id:)`` does what the seed extension's `savePayload` did, in an order that cannot
+/// lose an item:
+/// 1. encodes the items with ``ItemCodec`` (file representations, and inline data larger
+///    than ``inlineDataLimit``, become spool attachments referenced by a relative path);
+/// 2. enqueues them as one durable ``Spool`` entry (`spool/pendingItems` by default): when
+///    this returns the share survives a crash of either process;
+/// 3. posts ``notification`` and waits until the bus has routed the post.
+///
+/// It does not depend on notifyd: a post is a D-Bus signal, and the spool is the truth.
+public final class HandoffSender: Sendable {
+  /// The group container.
+  public let container: GroupContainer
+  /// The spool the items go into.
+  public let spool: Spool
+  /// The doorbell: the name posted after each share is stored.
+  public let notification: NotifyName
+  /// The notify center the doorbell is rung on.
+  public let center: NotifyCenter
+
+  /// The spool's name when none is given: the seed's `pendingItems` defaults key.
+  public static var defaultSpoolName: String { "pendingItems" }
+  /// Inline data representations larger than this many bytes travel as attachment files.
+  public static var inlineDataLimit: Int { 64 * 1024 }
+
+  /// Creates a sender on an open container and a connected center.
+  ///
+  /// - Parameters:
+  ///   - container: The group container.
+  ///   - notification: The name to post after storing.
+  ///   - center: The center to post on.
+  ///   - spoolName: The spool inside the container.
+  /// - Throws: ``HandoffError`` with code ``HandoffError/Code/container`` when the spool
+  ///   cannot be opened.
+  public init(
+    container: GroupContainer, notification: NotifyName, center: NotifyCenter,
+    spoolName: String = defaultSpoolName
+  ) throws(HandoffError) {
+    self.container = container
+    self.notification = notification
+    self.center = center
+    do {
+      self.spool = try Spool(container: container, name: spoolName)
+    } catch {
+      throw HandoffError(.container, error.message)
+    }
+  }
+
+  /// Opens a group's container and connects to a bus.
+  ///
+  /// - Parameters:
+  ///   - group: The group identifier, for example `group.example.readlater`.
+  ///   - notification: The name to post, for example `group.example.saved`.
+  ///   - bus: The bus; `NOTIFYBUS_BUS_ADDRESS`, the session bus or the embedded bus by default.
+  ///   - spoolName: The spool inside the container.
+  /// - Throws: ``HandoffError``: ``HandoffError/Code/container``,
+  ///   ``HandoffError/Code/invalidName`` or ``HandoffError/Code/notConnected``.
+  public static func connect(
+    group: String, notification: String, bus: Bus = .automatic,
+    spoolName: String = defaultSpoolName
+  ) async throws(HandoffError) -> HandoffSender {
+    let (container, name) = try Endpoint.open(group: group, notification: notification)
+    let center = try await Endpoint.connect(bus)
+    return try HandoffSender(
+      container: container, notification: name, center: center, spoolName: spoolName)
+  }
+
+  /// Stores `items` as one share and posts ``notification``.
+  ///
+  /// - Parameters:
+  ///   - items: The items, for example an extension context's input items.
+  ///   - id: The share's idempotency id; sending the same id again (a retry after a crash)
+  ///     does not make the app see it twice. A random UUID when `nil`.
+  /// - Returns: The share's id.
+  /// - Throws: ``HandoffError``: ``HandoffError/Code/encoding`` or
+  ///   ``HandoffError/Code/container`` when nothing was stored;
+  ///   ``HandoffError/Code/postFailed`` when the share is stored but the post failed.
+  @discardableResult
+  public func send(_ items: [ExtensionItem], id: String? = nil) async throws(HandoffError)
+    -> String
+  {
+    let id = try store(items, id: id)
+    try await ring(for: id)
+    return id
+  }
+
+  /// Stores `items` as one share without posting.
+  ///
+  /// - Parameters:
+  ///   - items: The items.
+  ///   - id: The idempotency id, or `nil` for a random one.
+  /// - Returns: The share's id.
+  /// - Throws: ``HandoffError`` with code ``HandoffError/Code/encoding`` or
+  ///   ``HandoffError/Code/container``; nothing is stored then.
+  @discardableResult
+  public func store(_ items: [ExtensionItem], id: String? = nil) throws(HandoffError) -> String {
+    let packed = ShareAttachments.pack(items, inlineDataLimit: Self.inlineDataLimit)
+    let payload: [UInt8]
+    do {
+      payload = try ItemCodec.encode(packed.items)
+    } catch {
+      throw HandoffError(.encoding, "Cannot encode the shared items: \(error)")
+    }
+    do {
+      return try spool.enqueue(payload: payload, attachments: packed.attachments, id: id)
+    } catch {
+      throw HandoffError(
+        .container,
+        "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)")
+    }
+  }
+
+  /// Posts ``notification`` and waits until the bus has routed it.
+  ///
+  /// - Throws: ``HandoffError`` with code ``HandoffError/Code/postFailed``.
+  public func ring() async throws(HandoffError) {
+    try await ring(for: nil)
+  }
+
+  private func ring(for id: String?) async throws(HandoffError) {
+    let stored = id.map { " The share \($0) is stored and will be drained later." } ?? ""
+    do {
+      try center.post(notification)
+      try await center.synchronize()
+    } catch {
+      throw HandoffError(.postFailed, "Cannot post '\(notification)': \(error.message).\(stored)")
+    }
+  }
+}

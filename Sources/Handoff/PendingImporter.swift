@@ -1,0 +1,228 @@
+public import AppGroups
+public import DBus
+import ExtensionItems
+import Foundation
+public import Notify
+import Synchronization
+
+/// The app's half of the handoff: drains the group's spool at start and on every doorbell,
+/// handing each share to the app once.
+///
+/// Named after the seed app's `PendingImporter`, with the same flow and none of its race
+/// (see `Protocol/handoff.md` for the mapping):
+///
+/// ```swift
+/// let importer = try await PendingImporter.connect(
+///   group: "group.example.readlater", notification: "group.example.saved",
+///   deduplication: .byURL())
+/// try await importer.run { share in
+///   try library.insert(share)          // idempotent by share.id
+/// }
+/// ```
+///
+/// Guarantees:
+/// - **The spool is the truth, the doorbell only a hint.** ``run(onDrain:onFailure:_:)`` registers
+///   for the notification first and then drains, so a share stored before the app started,
+///   or while it was not listening, is drained at start; posts that arrive while a drain
+///   runs coalesce into one more drain, so nothing stored before a post is missed.
+/// - **At least once, and each share id once to a handler that returns.** A share leaves the
+///   spool only after the handler returned. A handler that throws, or an app killed in the
+///   middle, leaves the share for the next drain. Make the handler idempotent by
+///   ``ReceivedShare/id`` (a unique key) to get exactly-once storage.
+/// - **Dedupe** by a key (``Deduplication/byURL(setName:capacity:)``) drops a share whose key
+///   a previous handler call already imported.
+public final class PendingImporter: Sendable {
+  /// The group container.
+  public let container: GroupContainer
+  /// The spool shares are drained from.
+  public let spool: Spool
+  /// The doorbell.
+  public let notification: NotifyName
+  /// The notify center the doorbell is heard on.
+  public let center: NotifyCenter
+  /// How shares already imported are dropped, if at all.
+  public let deduplication: Deduplication?
+  private let seenKeys: SeenKeys?
+  private let runningTotals = Mutex(DrainReport())
+
+  /// What a drain did.
+  public struct DrainReport: Sendable, Hashable {
+    /// Shares the handler returned for, and that left the spool.
+    public var imported = 0
+    /// Shares dropped because their deduplication key was imported before.
+    public var duplicates = 0
+    /// Shares whose items could not be decoded; their bytes are kept in
+    /// `handoff-rejected/<id>.items` in the container.
+    public var undecodable = 0
+    /// Shares delivered again after a consumer died while handling them.
+    public var recovered = 0
+    /// Shares the spool dropped because their id was delivered before.
+    public var redelivered = 0
+
+    /// Creates an empty report.
+    public init() {}
+  }
+
+  /// Creates an importer on an open container and a connected center.
+  ///
+  /// - Parameters:
+  ///   - container: The group container.
+  ///   - notification: The doorbell name.
+  ///   - center: The center to listen on.
+  ///   - spoolName: The spool inside the container.
+  ///   - deduplication: How to drop shares already imported; `nil` keeps every share.
+  /// - Throws: ``HandoffError`` with code ``HandoffError/Code/container``.
+  public init(
+    container: GroupContainer, notification: NotifyName, center: NotifyCenter,
+    spoolName: String = HandoffSender.defaultSpoolName, deduplication: Deduplication? = nil
+  ) throws(HandoffError) {
+    self.container = container
+    self.notification = notification
+    self.center = center
+    self.deduplication = deduplication
+    do {
+      self.spool = try Spool(container: container, name: spoolName)
+      self.seenKeys = try deduplication.map { policy throws(ContainerError) in
+        try SeenKeys(container: container, name: policy.setName, capacity: policy.capacity)
+      }
+    } catch {
+      throw HandoffError(.container, error.message)
+    }
+  }
+
+  /// Opens a group's container and connects to a bus.
+  ///
+  /// - Parameters:
+  ///   - group: The group identifier.
+  ///   - notification: The doorbell name.
+  ///   - bus: The bus; `NOTIFYBUS_BUS_ADDRESS`, the session bus or the embedded bus by default.
+  ///   - spoolName: The spool inside the container.
+  ///   - deduplication: How to drop shares already imported.
+  /// - Throws: ``HandoffError``.
+  public static func connect(
+    group: String, notification: String, bus: Bus = .automatic,
+    spoolName: String = HandoffSender.defaultSpoolName, deduplication: Deduplication? = nil
+  ) async throws(HandoffError) -> PendingImporter {
+    let (container, name) = try Endpoint.open(group: group, notification: notification)
+    let center = try await Endpoint.connect(bus)
+    return try PendingImporter(
+      container: container, notification: name, center: center, spoolName: spoolName,
+      deduplication: deduplication)
+  }
+
+  /// What every drain of this importer did so far, added up.
+  public var totals: DrainReport { runningTotals.withLock { $0 } }
+
+  /// The number of shares imported so far: the seed's `importedCount`.
+  public var importedCount: Int { totals.imported }
+
+  /// Drains the spool once: the seed's `drainPending(into:)`.
+  ///
+  /// Each share is handed to `handler` in the order it was stored and removed after the
+  /// handler returns. Cancelling the task stops the drain before the next share.
+  ///
+  /// - Parameter handler: Imports one share; attachment files exist only while it runs.
+  /// - Returns: What this drain did.
+  /// - Throws: The handler's error (that share and the ones after it stay for the next
+  ///   drain), `CancellationError`, or ``HandoffError`` with code
+  ///   ``HandoffError/Code/container``.
+  @discardableResult
+  public func drainPending(_ handler: (ReceivedShare) async throws -> Void) async throws
+    -> DrainReport
+  {
+    var report = DrainReport()
+    defer {
+      let done = report
+      runningTotals.withLock { totals in
+        totals.imported += done.imported
+        totals.duplicates += done.duplicates
+        totals.undecodable += done.undecodable
+        totals.recovered += done.recovered
+        totals.redelivered += done.redelivered
+      }
+    }
+    do {
+      let summary = try await spool.drain { entry in
+        try Task.checkCancellation()
+        let items: [ExtensionItem]
+        do {
+          items = try ItemCodec.decode(entry.payload)
+        } catch {
+          try keepRejected(entry)
+          report.undecodable += 1
+          return
+        }
+        let key = deduplication?.key(items)
+        if let key, let seenKeys, try seenKeys.contains(key) {
+          report.duplicates += 1
+          return
+        }
+        let share = ReceivedShare(
+          id: entry.id, enqueueDate: entry.enqueueDate,
+          items: ShareAttachments.unpack(items, attachments: entry.attachments),
+          attachments: entry.attachments)
+        try await handler(share)
+        if let key, let seenKeys { try seenKeys.insert(key) }
+        report.imported += 1
+      }
+      report.recovered += summary.recovered
+      report.redelivered += summary.duplicates
+      return report
+    } catch let error as ContainerError {
+      throw HandoffError(.container, error.message)
+    }
+  }
+
+  /// Drains at start and again after every post of ``notification``, until the task is
+  /// cancelled.
+  ///
+  /// The registration is in place before the first drain. A handler error is passed to
+  /// `onFailure` and the share stays in the spool; the next post (or the next start) drains
+  /// it again.
+  ///
+  /// - Parameters:
+  ///   - onDrain: Told why each drain starts: `nil` for the drain at start, else the post
+  ///     (possibly standing for several coalesced posts).
+  ///   - onFailure: Told of each handler error.
+  ///   - handler: Imports one share.
+  /// - Throws: ``HandoffError`` with code ``HandoffError/Code/notConnected`` when the
+  ///   registration fails, or ``HandoffError/Code/container``.
+  public func run(
+    onDrain: (NotifyEvent?) -> Void = { _ in },
+    onFailure: (any Error) -> Void = { _ in },
+    _ handler: (ReceivedShare) async throws -> Void
+  ) async throws(HandoffError) {
+    let events: NotifyEvents
+    do {
+      events = try await center.events(for: notification, bufferSize: 1)
+    } catch {
+      throw HandoffError(.notConnected, "Cannot watch '\(notification)': \(error.message)")
+    }
+    onDrain(nil)
+    try await drainReporting(onFailure, handler)
+    for await event in events {
+      onDrain(event)
+      try await drainReporting(onFailure, handler)
+    }
+  }
+
+  private func drainReporting(
+    _ onFailure: (any Error) -> Void, _ handler: (ReceivedShare) async throws -> Void
+  ) async throws(HandoffError) {
+    do {
+      try await drainPending(handler)
+    } catch let error as HandoffError {
+      throw error
+    } catch {
+      if !Task.isCancelled { onFailure(error) }
+    }
+  }
+
+  /// Keeps the bytes of a share that cannot be decoded, for someone to look at.
+  private func keepRejected(_ entry: SpoolEntry) throws {
+    let directory = container.url.appendingPathComponent("handoff-rejected", isDirectory: true)
+    try FileManager.default.createDirectory(
+      at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try Data(entry.payload).write(to: directory.appendingPathComponent(entry.id + ".items"))
+  }
+}

@@ -1,0 +1,224 @@
+import AppGroups
+import ExtensionItems
+import Foundation
+import Handoff
+import Notify
+import Synchronization
+import TestSupport
+import Testing
+
+/// The Handoff library in one process: a sender and an importer on a private bus.
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+struct HandoffLibraryTests {
+  static func item(_ url: String, title: String = "A page") -> ExtensionItem {
+    ExtensionItem(
+      attributedTitle: AttributedText(title),
+      attachments: [ItemProvider(url: URL(string: url)!), ItemProvider(text: "Some text")])
+  }
+
+  @Test func filesTravelAsSpoolAttachmentsAndComeBackAsAbsolutePaths() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let image = fixture.bus.directory + "/photo.png"
+    let imageBytes = Data((0..<5000).map { UInt8($0 % 251) })
+    try imageBytes.write(to: URL(fileURLWithPath: image))
+    let big = Data(repeating: 7, count: HandoffSender.inlineDataLimit + 1)
+    var item = Self.item("https://example.com/a")
+    item.attachments.append(ItemProvider(fileAtPath: image))
+    item.attachments.append(ItemProvider(data: big, type: .pdf))
+    let id = try await sender.send([item])
+
+    // The stored payload holds references, not the bytes.
+    let spool = try Spool(container: fixture.container(), name: HandoffSender.defaultSpoolName)
+    let importer = try await fixture.importer()
+    var received: [ReceivedShare] = []
+    var loaded: [Data] = []
+    try await importer.drainPending { share in
+      received.append(share)
+      for provider in share.items[0].attachments where provider.hasItemConforming(to: .data) {
+        if case .file(let path) = provider.representations[0].content {
+          #expect(path.hasPrefix("/"))
+          loaded.append(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+      }
+    }
+    #expect(received.map(\.id) == [id])
+    #expect(received[0].attachments.count == 2)
+    #expect(loaded == [imageBytes, big])
+    #expect(received[0].url?.absoluteString == "https://example.com/a")
+    #expect(received[0].items[0].attributedTitle?.string == "A page")
+    #expect(try spool.pendingCount() == 0)
+    #expect(importer.importedCount == 1)
+  }
+
+  @Test func aPayloadHoldsNoAttachmentBytes() async throws {
+    let fixture = try HandoffFixture()
+    let container = try fixture.container()
+    let image = fixture.bus.directory + "/big.jpg"
+    try Data(repeating: 0xAB, count: 200_000).write(to: URL(fileURLWithPath: image))
+    let spool = try Spool(container: container, name: "check")
+    let sender = try HandoffSender(
+      container: container, notification: "group.example.saved",
+      center: await fixture.center(), spoolName: "check")
+    var item = Self.item("https://example.com/b")
+    item.attachments.append(ItemProvider(fileAtPath: image))
+    try sender.store([item])
+    try spool.drain { entry in
+      #expect(entry.payload.count < 10_000)
+      #expect(entry.attachments.map(\.size) == [200_000])
+    }
+  }
+
+  @Test func aHandlerErrorKeepsTheShareForTheNextDrain() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let first = try await sender.send([Self.item("https://example.com/1")])
+    let second = try await sender.send([Self.item("https://example.com/2")])
+    let importer = try await fixture.importer(deduplication: .byURL())
+    struct Refused: Error {}
+    await #expect(throws: Refused.self) {
+      try await importer.drainPending { _ in throw Refused() }
+    }
+    var ids: [String] = []
+    let report = try await importer.drainPending { ids.append($0.id) }
+    #expect(ids == [first, second])
+    #expect(report.imported == 2)
+    #expect(report.duplicates == 0)
+  }
+
+  @Test func duplicatesByURLAreDroppedAcrossDrains() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    try await sender.send([Self.item("https://example.com/same")])
+    try await sender.send([Self.item("https://example.com/same", title: "again")])
+    try await sender.send([Self.item("https://example.com/other")])
+    let importer = try await fixture.importer(deduplication: .byURL())
+    var titles: [String] = []
+    var report = try await importer.drainPending {
+      titles.append($0.items[0].attributedTitle?.string ?? "")
+    }
+    #expect(titles == ["A page", "A page"])
+    #expect(report.duplicates == 1)
+    try await sender.send([Self.item("https://example.com/same", title: "later")])
+    report = try await importer.drainPending { _ in Issue.record("a duplicate was delivered") }
+    #expect(report.duplicates == 1)
+  }
+
+  @Test func runDrainsAtStartAndOnEveryPost() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    for index in 0..<3 { try sender.store([Self.item("https://example.com/early/\(index)")]) }
+    let importer = try await fixture.importer()
+    let seen = Mutex<[String]>([])
+    let (progress, tick) = AsyncStream.makeStream(of: Int.self)
+    let task = Task {
+      try await importer.run { share in
+        let count = seen.withLock { list in
+          list.append(share.url?.absoluteString ?? "")
+          return list.count
+        }
+        tick.yield(count)
+      }
+    }
+    defer { task.cancel() }
+    for await count in progress where count == 3 { break }
+    for index in 0..<5 { try await sender.send([Self.item("https://example.com/late/\(index)")]) }
+    for await count in progress where count == 8 { break }
+    task.cancel()
+    #expect(seen.withLock { $0.count } == 8)
+    #expect(seen.withLock { $0.suffix(5) } == (0..<5).map { "https://example.com/late/\($0)" })
+  }
+
+  @Test func aPostDuringADrainTriggersAnotherDrain() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let importer = try await fixture.importer()
+    let seen = Mutex<[String]>([])
+    let (progress, tick) = AsyncStream.makeStream(of: Int.self)
+    let drains = Mutex(0)
+    try sender.store([Self.item("https://example.com/first")])
+    let task = Task {
+      try await importer.run(onDrain: { _ in drains.withLock { $0 += 1 } }) { share in
+        let url = share.url?.absoluteString ?? ""
+        if url.hasSuffix("first") {
+          // Stored and posted while this drain is busy with the first share: the drain may
+          // or may not see it; if it does not, the post must cause another drain.
+          try await sender.send([Self.item("https://example.com/second")])
+        }
+        let count = seen.withLock { list in
+          list.append(url)
+          return list.count
+        }
+        tick.yield(count)
+      }
+    }
+    defer { task.cancel() }
+    for await count in progress where count == 2 { break }
+    task.cancel()
+    #expect(seen.withLock { $0 } == ["https://example.com/first", "https://example.com/second"])
+    #expect(drains.withLock { $0 } >= 1)
+  }
+
+  @Test func theSequenceAcknowledgesOnNextAndRedeliversTheShareInHand() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    var ids: [String] = []
+    for index in 0..<3 { ids.append(try sender.store([Self.item("https://example.com/\(index)")])) }
+    let importer = try await fixture.importer()
+    var taken: [String] = []
+    for try await share in importer.shares() {
+      taken.append(share.id)
+      if taken.count == 2 { break }
+    }
+    #expect(taken == Array(ids.prefix(2)))
+    // The second share was in hand when the loop ended: it is delivered again.
+    var again: [String] = []
+    for _ in 0..<100 {
+      again = []
+      do {
+        try await importer.drainPending { again.append($0.id) }
+        break
+      } catch  where (error as? HandoffError)?.message.contains("Another process") == true {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+    #expect(again == Array(ids.suffix(2)))
+  }
+
+  @Test func anExtensionContextEndsOnce() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let context = ExtensionContext(inputItems: [Self.item("https://example.com/c")], sender: sender)
+    let id = try await context.completeRequest(returningItems: context.inputItems)
+    #expect(id != nil)
+    await #expect(throws: HandoffError.self) {
+      try await context.completeRequest(returningItems: context.inputItems)
+    }
+    #expect(throws: HandoffError.self) { try context.cancelRequest(withError: CancellationError()) }
+
+    let cancelled = ExtensionContext(
+      inputItems: [Self.item("https://example.com/d")], sender: sender)
+    try cancelled.cancelRequest(withError: CancellationError())
+    if case .cancelled? = cancelled.outcome {} else { Issue.record("not cancelled") }
+    await #expect(throws: HandoffError.self) {
+      try await cancelled.completeRequest(returningItems: cancelled.inputItems)
+    }
+    #expect(try fixture.pendingInSpool() == 1)
+  }
+
+  @Test func undecodableSharesAreKeptAsideAndSkipped() async throws {
+    let fixture = try HandoffFixture()
+    let container = try fixture.container()
+    let spool = try Spool(container: container, name: HandoffSender.defaultSpoolName)
+    try spool.enqueue(payload: Array("not an item message".utf8), id: "garbage")
+    let sender = try await fixture.sender()
+    let good = try await sender.send([Self.item("https://example.com/good")])
+    let importer = try await fixture.importer()
+    var ids: [String] = []
+    let report = try await importer.drainPending { ids.append($0.id) }
+    #expect(ids == [good])
+    #expect(report.undecodable == 1)
+    #expect(
+      FileManager.default.fileExists(atPath: container.path + "/handoff-rejected/garbage.items"))
+  }
+}

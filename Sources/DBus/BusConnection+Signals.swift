@@ -7,7 +7,9 @@ final class Subscriber {
   let deliver: @Sendable (Message) -> Void
   let finish: (@Sendable () -> Void)?
 
-  init(rule: MatchRule, deliver: @escaping @Sendable (Message) -> Void, finish: (@Sendable () -> Void)?) {
+  init(
+    rule: MatchRule, deliver: @escaping @Sendable (Message) -> Void, finish: (@Sendable () -> Void)?
+  ) {
     self.rule = rule
     self.deliver = deliver
     self.finish = finish

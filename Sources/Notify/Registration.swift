@@ -43,8 +43,9 @@ struct Registration {
   var checkedCount: UInt64 = 0
   /// Nesting depth of `suspend`.
   var suspendCount = 0
-  /// A post arrived while suspended: deliver once on the last resume. Boxed, so an idle
-  /// registration stays small.
+  /// A post arrived while suspended: deliver once on the last resume.
+  ///
+  /// Boxed, so an idle registration stays small.
   var deferred: DeferredPost?
   /// A dispatch block is queued and has not started: further posts coalesce into it.
   var scheduled = false

@@ -140,7 +140,7 @@ let package = Package(
 
     .executableTarget(
       name: "dbus-fuzz",
-      dependencies: ["DBus"],
+      dependencies: ["DBus", "Notify"],
       path: "Fuzz/DBusFuzz",
       exclude: ["corpus"]
     ),

@@ -1,11 +1,13 @@
-// libFuzzer target for every parser of outside input in the DBus module: names,
-// signatures, match rules, bus addresses and marshalled messages.
+// libFuzzer target for every parser of outside input in the DBus and Notify modules:
+// names, signatures, match rules, bus addresses, marshalled messages, notification names
+// and received `Posted` signals.
 //
 //   Fuzz/run DBusFuzz [runs]      fuzz (builds with -sanitize=fuzzer)
 //   swift run dbus-fuzz FILE...   replay inputs without the fuzzer
 //
 // The first byte picks the parser; the rest is the input.
 import DBus
+import Notify
 
 #if canImport(Glibc)
   @preconcurrency import Glibc
@@ -17,7 +19,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let selector = data[0]
   let input = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
   let text = String(decoding: input, as: UTF8.self)
-  switch selector % 5 {
+  switch selector % 6 {
   case 0:
     _ = try? BusName(text)
     _ = try? InterfaceName(text)
@@ -35,6 +37,17 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   case 2:
     _ = try? BusAddress(text)
     _ = try? Bus(parsing: text)
+  case 5:
+    // A notification name and its interface; a Posted signal built from bytes.
+    if let name = try? NotifyName(text) {
+      let interface = NotifyWire.interface(for: name)
+      precondition(InterfaceName.isValid(interface.rawValue), "\(name) → \(interface)")
+      precondition(NotifyWire.postedName(in: NotifyWire.signal(for: name, sequence: 1)) == name)
+    }
+    if let message = try? Message(marshalled: input), let name = NotifyWire.postedName(in: message)
+    {
+      precondition(NotifyWire.isPosted(message, name: name))
+    }
   default:
     if let message = try? Message(marshalled: input) {
       // What libdbus accepted, we can write again and read back unchanged.

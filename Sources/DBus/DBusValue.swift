@@ -88,6 +88,21 @@ public indirect enum DBusValue: Hashable, Sendable {
   ///
   /// - Throws: ``DBusError`` naming the first problem.
   public func validate() throws(DBusError) {
+    try validateStructure()
+    switch self {
+    case .array, .dictionary, .structure, .variant:
+      // Basic values always have a valid signature; containers may nest too deep.
+      if let rule = Signature.violation(in: signatureString) {
+        throw DBusError(.invalidSignature, "value of type '\(signatureString)': \(rule)")
+      }
+    default:
+      break
+    }
+  }
+
+  /// Checks element types, keys, struct fields and strings, recursively; the signature's
+  /// own limits are checked once, by ``validate()``.
+  private func validateStructure() throws(DBusError) {
     switch self {
     case .array(let element, let values):
       guard element.isSingleCompleteType else {
@@ -95,7 +110,7 @@ public indirect enum DBusValue: Hashable, Sendable {
           .invalidSignature, "array element type '\(element)' is not one complete type")
       }
       for value in values {
-        try value.validate()
+        try value.validateStructure()
         guard value.signatureString == element.rawValue else {
           throw DBusError(
             .invalidSignature,
@@ -111,8 +126,8 @@ public indirect enum DBusValue: Hashable, Sendable {
           .invalidSignature, "dictionary value type '\(valueType)' is not one complete type")
       }
       for entry in entries {
-        try entry.key.validate()
-        try entry.value.validate()
+        try entry.key.validateStructure()
+        try entry.value.validateStructure()
         guard entry.key.signatureString == key.rawValue,
           entry.value.signatureString == valueType.rawValue
         else {
@@ -124,18 +139,15 @@ public indirect enum DBusValue: Hashable, Sendable {
       }
     case .structure(let fields):
       guard !fields.isEmpty else { throw DBusError(.invalidSignature, "a struct needs a field") }
-      for field in fields { try field.validate() }
+      for field in fields { try field.validateStructure() }
     case .variant(let inner):
-      try inner.validate()
+      try inner.validateStructure()
     case .string(let text):
       if text.utf8.contains(0) {
         throw DBusError(.invalidArgs, "a D-Bus string must not contain a NUL character")
       }
     default:
       break
-    }
-    if let rule = Signature.violation(in: signatureString) {
-      throw DBusError(.invalidSignature, "value of type '\(signatureString)': \(rule)")
     }
   }
 }

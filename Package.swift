@@ -18,6 +18,8 @@ let package = Package(
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
+    .library(name: "NotifyServer", targets: ["NotifyServer"]),
+    .executable(name: "notifyd", targets: ["notifyd"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -66,6 +68,15 @@ let package = Package(
     ///
     /// No IPC.
     .target(name: "ExtensionItems"),
+    /// notifyd's files: the state file format and the access configuration and policy.
+    ///
+    /// Pure Swift with no dependencies, so the parsers fuzz on their own.
+    .target(name: "NotifyServerFiles"),
+    /// notifyd as a library: state, mediated posts, access control, persistence, activation.
+    .target(
+      name: "NotifyServer",
+      dependencies: ["DBus", "Notify", "NotifyServerFiles", "CommandLineSupport", "SystemSupport"]
+    ),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(name: "NotifyTools", dependencies: ["Notify", "DBus", "CommandLineSupport"]),
 
@@ -82,6 +93,8 @@ let package = Package(
     .executableTarget(name: "notify-watch", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
     .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
+    /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
+    .executableTarget(name: "notifyd", dependencies: ["NotifyServer", "CommandLineSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
@@ -156,6 +169,13 @@ let package = Package(
         // notify-post is not listed: its static standard library would be linked into the
         // test bundle. `swift build --build-tests` builds it, as every product.
         "notify-watch", "notifyutil",
+      ]
+    ),
+    .testTarget(
+      name: "NotifyServerTests",
+      dependencies: [
+        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "TestSupport", "SystemSupport",
+        "notifyd",
       ]
     ),
     .testTarget(

@@ -207,6 +207,10 @@ struct ConnectionTests {
     let credentials = try await second.credentials(of: me)
     #expect(credentials.userID == getuid())
     #expect(credentials.processID == UInt32(getpid()))
+    // dbus-daemon 1.12+ reports the supplementary groups; ours include the primary group.
+    if let groups = credentials.groupIDs {
+      #expect(groups.contains(getgid()), "\(groups)")
+    }
     #expect(try await second.unixUser(of: me) == getuid())
     try await first.releaseName("org.notifybus.TestName")
     let error = await #expect(throws: DBusError.self) {

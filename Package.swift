@@ -174,8 +174,8 @@ let package = Package(
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
-        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "TestSupport", "SystemSupport",
-        "notifyd",
+        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
+        "SystemSupport", "notifyd", "notifyutil",
       ]
     ),
     .testTarget(

@@ -57,7 +57,8 @@ public enum NotifyPost {
           _ = try connection.call(NotifyWire.setState(name, state), timeoutMilliseconds: 10_000)
         } catch {
           throw ToolError(
-            "cannot set the state of '\(name)': \(NotifyWire.error(fromService: error).message)")
+            "cannot set the state of '\(name)': "
+              + NotifyWire.error(fromService: reply(error, of: "SetState")).message)
         }
       }
       if mediated {
@@ -66,12 +67,21 @@ public enum NotifyPost {
         } catch {
           throw ToolError(
             "cannot post '\(name)' through notifyd: "
-              + NotifyWire.error(fromService: error).message)
+              + NotifyWire.error(fromService: reply(error, of: "Post")).message)
         }
         continue
       }
       try connection.send(NotifyWire.signal(for: name, sequence: UInt64(sequence + 1)))
     }
     connection.flush()
+  }
+
+  /// The error notifyd replied with, without the "`member` failed: " that the one-shot
+  /// connection puts before it.
+  static func reply(_ error: DBusError, of member: String) -> DBusError {
+    var error = error
+    let prefix = "\(member) failed: "
+    if error.message.hasPrefix(prefix) { error.message.removeFirst(prefix.count) }
+    return error
   }
 }

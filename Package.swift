@@ -116,7 +116,7 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "CommandLineSupport", "CBaseline",
-        "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "CCommandLineBaseline", "CSQLite", "SystemSupport", "NotifyServer",
       ],
       path: "Benchmarks/notifybus-bench"
     ),

@@ -16,7 +16,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
       _ = policy.check(.post, rule.prefix + ".x", user: 1000, groups: [rule.group])
       _ = policy.check(.read, rule.prefix, user: rule.owner, groups: [])
     }
-    _ = policy.check(.setState, String(decoding: bytes.prefix(64), as: UTF8.self), user: 5, groups: [])
+    _ = policy.check(
+      .setState, String(decoding: bytes.prefix(64), as: UTF8.self), user: 5, groups: [])
   } catch {
     precondition(error.line >= 0, "negative line")
   }

@@ -101,6 +101,11 @@ public final class NotifyServer: Sendable {
   }
 
   private func serve() async throws(NotifydError) {
+    // Unique names restart from :1.0 on a new bus, so cached identities must go.
+    _ = await connection.addStateObserver { [weak self] state in
+      if case .connected = state { return }
+      self?.state.withLock { $0.callers.removeAll() }
+    }
     await connection.export(
       at: NotifydInterface.path, interface: NotifydInterface.interface,
       introspectionXML: NotifydInterface.interfaceXML

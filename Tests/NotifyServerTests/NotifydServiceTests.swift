@@ -171,6 +171,19 @@ struct NotifydServiceTests {
     _ = second
   }
 
+  @Test func notifydOutlivesABusRestartWithItsState() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let writer = try await center()
+    try await writer.setState(11, for: "group.example.survivor")
+    await writer.close()
+    bus.kill()
+    try bus.start()
+    try await NotifydProcess.waitForOwner(bus)
+    let reader = try await center()
+    #expect(try await reader.state(of: "group.example.survivor") == 11)
+    #expect(daemon.process.wait(milliseconds: 0) == nil)
+  }
+
   @Test func restoreStateKeepsTheNewerValue() async throws {
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
     let connection = try await connection()

@@ -108,11 +108,11 @@ public final class NotifyServer: Sendable {
     }
     await connection.export(
       at: NotifydInterface.path, interface: NotifydInterface.interface,
-      introspectionXML: NotifydInterface.interfaceXML
-    ) { [weak self] call throws(DBusError) in
-      guard let self else { throw DBusError(.failed, "notifyd is stopping") }
-      return try await self.handle(call)
-    }
+      // A method reference, not a closure literal: it keeps `handle` nonisolated(nonsending),
+      // so each call starts on the connection's thread in arrival order (a closure literal
+      // is inferred @concurrent and would start on the global pool, in any order). stop()
+      // unexports it, which ends the reference cycle.
+      introspectionXML: NotifydInterface.interfaceXML, handler: handle)
     do {
       let posted = MatchRule.signal(member: NotifyWire.member, path: NotifyWire.path)
       let watchPosts = try await connection.subscribe(posted) { [weak self] message in
@@ -156,6 +156,7 @@ public final class NotifyServer: Sendable {
 
   /// Writes the state file if needed, gives up the name and closes the connection.
   public func stop() async {
+    await connection.unexport(at: NotifydInterface.path)
     saveNow()
     for subscription in subscriptions.withLock({ $0 }) { await subscription.cancel() }
     try? await connection.releaseName(NotifydInterface.busName)

@@ -184,6 +184,30 @@ struct NotifydServiceTests {
     #expect(daemon.process.wait(milliseconds: 0) == nil)
   }
 
+  /// Calls of one connection are answered in order even while notifyd asks the bus who the
+  /// caller is (a rule governs the name, so the first call waits for the lookup).
+  @Test func pipelinedCallsOfOneCallerKeepTheirOrder() async throws {
+    let configuration = bus.directory + "/notify.conf"
+    writeFile(configuration, "reserve ordered. 0 0 rwrwrw\n")
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist", "--config", configuration])
+    // A blocking connection keeps the client's order certain: one thread, one queue.
+    let pipeline = try OneShotConnection(to: .address(bus.address))
+    for value in 1...300 {
+      var call = notifydCall("SetState", [.string("ordered.value"), .uint64(UInt64(value))])
+      call.noReplyExpected = true
+      try pipeline.send(call)
+    }
+    let reply = try pipeline.call(notifydCall("GetState", [.string("ordered.value")]))
+    #expect(reply.body == [.uint64(300)], "\(daemon.log)")
+    let connection = try await connection()
+    let statistics = try await connection.call(notifydCall("GetStatistics"))
+    let values = try #require(statistics.body.first?.stringDictionary)
+    #expect(values["CallerLookups"] == .uint64(1))
+    #expect(values["StateSets"] == .uint64(300))
+    await connection.close()
+    _ = daemon
+  }
+
   @Test func restoreStateKeepsTheNewerValue() async throws {
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
     let connection = try await connection()

@@ -21,6 +21,8 @@ let package = Package(
     .executable(name: "notifyutil", targets: ["notifyutil"]),
     .executable(name: "share-extension", targets: ["share-extension"]),
     .executable(name: "readlater", targets: ["readlater"]),
+    .library(name: "NotifyServer", targets: ["NotifyServer"]),
+    .executable(name: "notifyd", targets: ["notifyd"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -72,6 +74,15 @@ let package = Package(
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
+    /// notifyd's files: the state file format and the access configuration and policy.
+    ///
+    /// Pure Swift with no dependencies, so the parsers fuzz on their own.
+    .target(name: "NotifyServerFiles"),
+    /// notifyd as a library: state, mediated posts, access control, persistence, activation.
+    .target(
+      name: "NotifyServer",
+      dependencies: ["DBus", "Notify", "NotifyServerFiles", "CommandLineSupport", "SystemSupport"]
+    ),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(name: "NotifyTools", dependencies: ["Notify", "DBus", "CommandLineSupport"]),
 
@@ -88,6 +99,8 @@ let package = Package(
     .executableTarget(name: "notify-watch", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
     .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
+    /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
+    .executableTarget(name: "notifyd", dependencies: ["NotifyServer", "CommandLineSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
@@ -129,9 +142,8 @@ let package = Package(
     .executableTarget(
       name: "notifybus-bench",
       dependencies: [
-        "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "CommandLineSupport",
-        "CBaseline",
-        "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
+        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -197,6 +209,13 @@ let package = Package(
       dependencies: [
         "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
         "TestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
+      ]
+    ),
+    .testTarget(
+      name: "NotifyServerTests",
+      dependencies: [
+        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
+        "SystemSupport", "notifyd", "notifyutil",
       ]
     ),
     .testTarget(

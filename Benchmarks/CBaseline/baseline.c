@@ -5,6 +5,8 @@
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define BENCH_INTERFACE "org.notifybus.Bench"
@@ -202,4 +204,120 @@ int cbaseline_send(const char *address, const char *interface, int count) {
   dbus_connection_flush(sender);
   close_connection(sender);
   return 0;
+}
+
+// MARK: - A method service and its caller (the notifyd suite's baseline)
+
+#define SERVICE_PATH "/org/notifybus/CBaseline"
+#define SERVICE_INTERFACE "org.notifybus.CBaseline"
+
+struct service {
+  DBusConnection *connection;
+  pthread_t thread;
+  volatile int stop;
+  char names[64][64];
+  uint64_t states[64];
+  int count;
+};
+
+// Looks a name up in a small table, as a state service does.
+static uint64_t service_state(struct service *s, const char *name) {
+  for (int i = 0; i < s->count; i++)
+    if (strcmp(s->names[i], name) == 0) return s->states[i];
+  return 0;
+}
+
+static void *serve(void *argument) {
+  struct service *s = argument;
+  while (!s->stop) {
+    if (!dbus_connection_read_write(s->connection, 50)) break;
+    DBusMessage *message;
+    while ((message = dbus_connection_pop_message(s->connection)) != NULL) {
+      if (dbus_message_is_method_call(message, SERVICE_INTERFACE, "GetState")) {
+        const char *name;
+        DBusMessage *reply;
+        if (dbus_message_get_args(message, NULL, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID)) {
+          uint64_t state = service_state(s, name);
+          reply = dbus_message_new_method_return(message);
+          dbus_message_append_args(reply, DBUS_TYPE_UINT64, &state, DBUS_TYPE_INVALID);
+        } else {
+          reply = dbus_message_new_error(message, DBUS_ERROR_INVALID_ARGS, "GetState takes (s)");
+        }
+        dbus_connection_send(s->connection, reply, NULL);
+        dbus_message_unref(reply);
+      }
+      dbus_message_unref(message);
+    }
+  }
+  return NULL;
+}
+
+void *cbaseline_start_service(const char *address, const char *service_name) {
+  struct service *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->connection = open_connection(address);
+  if (!s->connection) {
+    free(s);
+    return NULL;
+  }
+  strcpy(s->names[0], "bench.state");
+  s->states[0] = 42;
+  s->count = 1;
+  DBusError error;
+  dbus_error_init(&error);
+  int owned = dbus_bus_request_name(s->connection, service_name, DBUS_NAME_FLAG_DO_NOT_QUEUE,
+                                    &error);
+  if (owned != DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) {
+    fprintf(stderr, "cbaseline: cannot own %s\n", service_name);
+    dbus_error_free(&error);
+    close_connection(s->connection);
+    free(s);
+    return NULL;
+  }
+  if (pthread_create(&s->thread, NULL, serve, s) != 0) {
+    close_connection(s->connection);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void cbaseline_stop_service(void *handle) {
+  struct service *s = handle;
+  if (!s) return;
+  s->stop = 1;
+  pthread_join(s->thread, NULL);
+  close_connection(s->connection);
+  free(s);
+}
+
+int cbaseline_call_samples(const char *address, const char *service_name, const char *path,
+                           const char *interface, uint64_t expected, int count,
+                           double *samples) {
+  DBusConnection *connection = open_connection(address);
+  if (!connection) return -1;
+  int result = 0;
+  const char *name = "bench.state";
+  for (int i = 0; i < count; i++) {
+    int64_t start = now_ns();
+    DBusMessage *call =
+        dbus_message_new_method_call(service_name, path, interface, "GetState");
+    dbus_message_append_args(call, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
+    DBusError error;
+    dbus_error_init(&error);
+    DBusMessage *reply = dbus_connection_send_with_reply_and_block(connection, call, 5000, &error);
+    dbus_message_unref(call);
+    uint64_t state = 0;
+    if (!reply || !dbus_message_get_args(reply, &error, DBUS_TYPE_UINT64, &state,
+                                         DBUS_TYPE_INVALID) || state != expected) {
+      dbus_error_free(&error);
+      if (reply) dbus_message_unref(reply);
+      result = -1;
+      break;
+    }
+    dbus_message_unref(reply);
+    samples[i] = (double)(now_ns() - start) / 1000.0;
+  }
+  close_connection(connection);
+  return result;
 }

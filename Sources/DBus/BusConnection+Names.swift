@@ -35,6 +35,8 @@ public struct PeerCredentials: Hashable, Sendable {
   public var userID: UInt32?
   /// The process id, when the bus knows it.
   public var processID: UInt32?
+  /// The supplementary group ids (`UnixGroupIDs`), when the bus reports them.
+  public var groupIDs: [UInt32]?
 }
 
 extension BusConnection {
@@ -86,7 +88,8 @@ extension BusConnection {
     return uid
   }
 
-  /// The user and process ids behind the connection `name`.
+  /// The user and process ids, and the group ids when the bus reports them, behind the
+  /// connection `name`.
   ///
   /// The corresponding bus method is `GetConnectionCredentials`.
   public func credentials(of name: BusName) async throws(DBusError) -> PeerCredentials {
@@ -97,7 +100,12 @@ extension BusConnection {
     func number(_ key: String) -> UInt32? {
       entries[key]?.uint64Value.flatMap { UInt32(exactly: $0) }
     }
-    return PeerCredentials(userID: number("UnixUserID"), processID: number("ProcessID"))
+    var groups: [UInt32]?
+    if case .array(_, let values)? = entries["UnixGroupIDs"] {
+      groups = values.compactMap { $0.uint64Value.flatMap { UInt32(exactly: $0) } }
+    }
+    return PeerCredentials(
+      userID: number("UnixUserID"), processID: number("ProcessID"), groupIDs: groups)
   }
 
   /// The bus's globally unique id.

@@ -19,7 +19,7 @@ import SystemSupport
 /// the loop, which writes it out promptly. Method calls, `AddMatch` and `RemoveMatch` are
 /// asynchronous pending calls; nothing on this path blocks or flushes.
 ///
-/// A lost bus is routine: the connection reconnects with backoff (25 ms doubling to 1 s),
+/// A lost bus is routine: the connection reconnects with backoff (25 ms doubling to 250 ms),
 /// adds every match rule again, requests its names again and reports each step through
 /// ``state`` and ``stateChanges()``. Messages sent while reconnecting wait in the queue
 /// and go out once connected; signals broadcast by others meanwhile are lost, since
@@ -195,7 +195,9 @@ public actor BusConnection {
         attempt += 1
         setState(.reconnecting(attempt: attempt))
         try? await Task.sleep(for: delay)
-        delay = min(delay * 2, .seconds(1))
+        // A local socket is cheap to try; a short cap brings the connection back soon after
+        // the bus does.
+        delay = min(delay * 2, .milliseconds(250))
       }
     }
     reconnectTask = nil

@@ -1,6 +1,12 @@
 import DBus
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 extension NotifyCenter {
   /// The 64-bit state of `name`, shared by every process on the bus; 0 until set.
   ///
@@ -29,8 +35,44 @@ extension NotifyCenter {
       registry.withLock { $0.localState[name] = value }
       return
     }
+    let time = Self.realtimeNanoseconds()
     _ = try await callService(NotifyWire.setState(name, value))
-    registry.withLock { $0.lastSetState[name] = value }
+    let firstSet = registry.withLock { registry in
+      registry.lastSetState[name] = (value, time)
+      defer { registry.watchesService = true }
+      return !registry.watchesService
+    }
+    if firstSet { await watchServiceRestarts() }
+  }
+
+  /// Watches `notifyd`'s name; when a new `notifyd` takes it, tells it every state this
+  /// center set (`RestoreState`, which keeps the newer value), as Darwin clients do.
+  private func watchServiceRestarts() async {
+    _ = try? await connection.subscribe(NotifyWire.serviceOwnerRule) { [weak self] message in
+      guard message.body.count == 3, case .string(let owner) = message.body[2], !owner.isEmpty
+      else { return }
+      Task { await self?.restoreStates() }
+    }
+  }
+
+  /// Sends `RestoreState` for every state this center set; returns how many `notifyd`
+  /// applied.
+  @discardableResult
+  public func restoreStates() async -> Int {
+    let remembered = registry.withLock { $0.lastSetState }
+    var applied = 0
+    for (name, entry) in remembered {
+      let reply = try? await callService(
+        NotifyWire.restoreState(name, entry.value, setTime: entry.setTime))
+      if reply?.body.first?.boolValue == true { applied += 1 }
+    }
+    return applied
+  }
+
+  static func realtimeNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
   }
 
   /// The state of the name a token watches.

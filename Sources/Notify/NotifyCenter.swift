@@ -44,6 +44,12 @@ import Synchronization
 public final class NotifyCenter: Sendable {
   /// The connection notifications travel on.
   public let connection: BusConnection
+  /// Whether posts go through `notifyd` (`Post`) and only `notifyd`'s `Posted` signals
+  /// are accepted; see ``connect(to:mediated:)``.
+  public let isMediated: Bool
+  /// In mediated mode, the unique name owning `org.notifybus.Notify1` and a counter of
+  /// its changes.
+  let serviceOwner = Mutex<(name: String?, generation: UInt64)>((nil, 0))
   let registry = Mutex(Registry())
   private let postSequence = Atomic<UInt64>(0)
 
@@ -59,8 +65,9 @@ public final class NotifyCenter: Sendable {
     weak var center: NotifyCenter?
   }
 
-  init(connection: BusConnection) {
+  init(connection: BusConnection, mediated: Bool = false) {
     self.connection = connection
+    self.isMediated = mediated
     Self.processCenters.withLock { centers in
       centers.removeAll { $0.center == nil }
       centers.append(WeakCenter(center: self))
@@ -69,19 +76,37 @@ public final class NotifyCenter: Sendable {
 
   /// Connects to a bus and returns a center that uses it.
   ///
-  /// - Parameter bus: Which bus; by default `NOTIFYBUS_BUS_ADDRESS`, the session bus, or
-  ///   the embedded bus.
+  /// In mediated mode (the default on the system bus) posts are `Post` calls to
+  /// `notifyd`, which checks the caller's rights and emits the signal itself, and
+  /// registrations accept `Posted` signals only from the current owner of
+  /// `org.notifybus.Notify1`: a process that sends the signal directly is ignored.
+  ///
+  /// - Parameters:
+  ///   - bus: Which bus; by default `NOTIFYBUS_BUS_ADDRESS`, the session bus, or the
+  ///     embedded bus.
+  ///   - mediated: Whether posts go through `notifyd`; `nil` means yes on
+  ///     ``DBus/Bus/system`` only.
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/serverNotFound`` when no bus
   ///   can be reached, naming the bus and the reason.
-  public static func connect(to bus: Bus = .automatic) async throws(NotifyError) -> NotifyCenter {
+  public static func connect(to bus: Bus = .automatic, mediated: Bool? = nil)
+    async throws(NotifyError) -> NotifyCenter
+  {
     let connection: BusConnection
     do {
       connection = try await BusConnection.connect(to: bus)
     } catch {
       throw NotifyError(.serverNotFound, "cannot reach the \(bus) bus: \(error.message)")
     }
-    let center = NotifyCenter(connection: connection)
+    let center = NotifyCenter(connection: connection, mediated: mediated ?? (bus == .system))
     await center.watchConnection()
+    if center.isMediated {
+      do {
+        try await center.trackServiceOwner()
+      } catch {
+        await connection.close()
+        throw error
+      }
+    }
     return center
   }
 
@@ -128,6 +153,12 @@ public final class NotifyCenter: Sendable {
     }
     let sequence = postSequence.add(1, ordering: .relaxed).newValue
     do {
+      if isMediated {
+        var call = NotifyWire.mediatedPost(name)
+        call.noReplyExpected = true
+        try connection.send(call)
+        return
+      }
       try connection.send(NotifyWire.signal(for: name, sequence: sequence))
     } catch {
       throw NotifyError(.failed, "cannot post '\(name)': \(error.message)")
@@ -348,7 +379,7 @@ public final class NotifyCenter: Sendable {
         $0.isInside(namespace: prefix) ? $0 : nil
       }
     }
-    guard let name = posted else {
+    guard let name = posted, !isMediated || isFromService(message) else {
       registry.withLock { $0.malformedSignals += 1 }
       return
     }
@@ -504,7 +535,8 @@ public final class NotifyCenter: Sendable {
     public var registrations: Int
     /// Names and namespaces with a subscription on the bus.
     public var subscriptions: Int
-    /// `Posted` signals that were malformed or did not match their interface, ignored.
+    /// `Posted` signals that were malformed, did not match their interface, or (in
+    /// mediated mode) did not come from `notifyd`, ignored.
     public var malformedSignals: Int
     /// Deliveries made (handlers queued, events yielded, bytes written, signals sent).
     public var deliveries: Int

@@ -40,9 +40,11 @@ struct Registry {
   var deliveries = 0
   /// The state of `self.` names.
   var localState: [NotifyName: UInt64] = [:]
-  /// The last state this process set for each name, to restore after a `notifyd`
-  /// restart.
-  var lastSetState: [NotifyName: UInt64] = [:]
+  /// The last state this process set for each name and when (nanoseconds since the
+  /// epoch), to restore after a `notifyd` restart.
+  var lastSetState: [NotifyName: (value: UInt64, setTime: UInt64)] = [:]
+  /// Whether the center watches `notifyd`'s name to restore ``lastSetState``.
+  var watchesService = false
 
   mutating func insert(_ registration: Registration) {
     registrations[registration.token] = registration

@@ -11,7 +11,8 @@ public enum NotifyPost {
     discussion: """
       Posts each NAME, in order, to every process watching it on the bus, then waits until \
       the bus has routed them. With --state, sets each name's 64-bit state first (this \
-      needs notifyd).
+      needs notifyd). With --mediated (the default with --bus system), asks notifyd to \
+      post each name, so a refusal is reported.
       """,
     version: notifyBusVersion,
     arguments: [
@@ -23,10 +24,15 @@ public enum NotifyPost {
       .option(
         "--state", value: "n",
         abstract: "Set each name's state to this unsigned 64-bit value before posting."),
+      .flag(
+        "--mediated",
+        abstract: "Post through notifyd, which checks access (always on with --bus system)."),
     ],
     exitStatuses: [
       .init(.success, "Every name was posted."),
-      .init(.failure, "No bus could be reached, or notifyd refused or is missing for --state."),
+      .init(
+        .failure,
+        "No bus could be reached, or notifyd refused or is missing for --state or --mediated."),
       .init(.validationFailure, "An argument was invalid, such as a malformed name."),
     ])
 
@@ -38,6 +44,7 @@ public enum NotifyPost {
     let names = try names(arguments.values("name"))
     let state = try arguments.value("--state", as: UInt64.self)
     let bus = try bus(from: arguments)
+    let mediated = arguments.contains("--mediated") || bus == .system
     let connection: OneShotConnection
     do {
       connection = try OneShotConnection(to: bus)
@@ -50,11 +57,31 @@ public enum NotifyPost {
           _ = try connection.call(NotifyWire.setState(name, state), timeoutMilliseconds: 10_000)
         } catch {
           throw ToolError(
-            "cannot set the state of '\(name)': \(NotifyWire.error(fromService: error).message)")
+            "cannot set the state of '\(name)': "
+              + NotifyWire.error(fromService: reply(error, of: "SetState")).message)
         }
+      }
+      if mediated {
+        do {
+          _ = try connection.call(NotifyWire.mediatedPost(name), timeoutMilliseconds: 10_000)
+        } catch {
+          throw ToolError(
+            "cannot post '\(name)' through notifyd: "
+              + NotifyWire.error(fromService: reply(error, of: "Post")).message)
+        }
+        continue
       }
       try connection.send(NotifyWire.signal(for: name, sequence: UInt64(sequence + 1)))
     }
     connection.flush()
+  }
+
+  /// The error notifyd replied with, without the "`member` failed: " that the one-shot
+  /// connection puts before it.
+  static func reply(_ error: DBusError, of member: String) -> DBusError {
+    var error = error
+    let prefix = "\(member) failed: "
+    if error.message.hasPrefix(prefix) { error.message.removeFirst(prefix.count) }
+    return error
   }
 }

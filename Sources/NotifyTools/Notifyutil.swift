@@ -217,8 +217,8 @@ actor Session {
     switch step {
     case .post(let name):
       do throws(NotifyError) {
-        try center.post(name)
-        try await center.synchronize()
+        // Non-mediated: the post and a round trip; mediated: notifyd's answer.
+        try await center.postChecked(name)
       } catch {
         return failed(name, error)
       }

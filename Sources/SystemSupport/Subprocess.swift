@@ -99,8 +99,9 @@ package final class Subprocess {
       }
       posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
     } else if let errorFile {
-      posix_spawn_file_actions_addopen(
-        &actions, 2, errorFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+      // No O_CLOEXEC: glibc closes fd 2 first, so the file opens as fd 2 itself and
+      // would be closed again by the exec.
+      posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_APPEND, 0o600)
     }
 
     let argv = [executable] + arguments

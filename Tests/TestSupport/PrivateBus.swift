@@ -21,6 +21,8 @@ package final class PrivateBus: Sendable {
   package let serviceDirectory: String
   /// The bus address.
   package let address: BusAddress
+  /// Whether processes of every user may connect (the directory is then 0755).
+  package let allowsEveryUser: Bool
   private let daemon = Mutex<Subprocess?>(nil)
 
   /// Whether `dbus-daemon` can be found, for `.enabled(if:)`.
@@ -29,10 +31,16 @@ package final class PrivateBus: Sendable {
   }
 
   /// Creates a directory and starts a daemon in it.
-  package init() throws {
+  ///
+  /// - Parameter allowingEveryUser: Let processes of other users connect (for access
+  ///   control tests run with `setpriv`): the directory becomes 0755 and the policy gains
+  ///   `<allow user="*"/>`.
+  package init(allowingEveryUser: Bool = false) throws {
     var template = Array("/tmp/notifybus-test-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw Errno.current }
     directory = String(cString: made)
+    allowsEveryUser = allowingEveryUser
+    if allowingEveryUser { chmod(directory, 0o755) }
     serviceDirectory = directory + "/services"
     mkdir(serviceDirectory, 0o700)
     address = .unixSocket(directory + "/bus")
@@ -47,9 +55,14 @@ package final class PrivateBus: Sendable {
   /// Starts the daemon (again); returns once it accepts connections.
   package func start() throws {
     let configuration = directory + "/bus.conf"
-    let text = BusConfiguration.embedded(
+    var text = BusConfiguration.embedded(
       socketPath: directory + "/bus", serviceDirectory: serviceDirectory,
       pidFile: directory + "/bus.pid")
+    if allowsEveryUser {
+      text = text.replacing(
+        "<policy context=\"default\">",
+        with: "<policy context=\"default\">\n    <allow user=\"*\"/>")
+    }
     let fd = open(configuration, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
     guard fd >= 0 else { throw Errno.current }
     _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

@@ -3,6 +3,8 @@
 #ifndef NOTIFYBUS_CBASELINE_H
 #define NOTIFYBUS_CBASELINE_H
 
+#include <stdint.h>
+
 /// Measures one-way signal latency between two private connections to the bus at
 /// `address`: `count` signals, one at a time, each carrying its send time; writes each
 /// latency in microseconds to `samples`. Returns 0, or -1 on error.
@@ -21,5 +23,21 @@ long long cbaseline_receive(const char *address, const char *interface, int coun
 /// Sends `count` `Tick` signals on `interface` as fast as the bus takes them (flushing
 /// above 256 KiB queued), then flushes. Returns 0, or -1 on error.
 int cbaseline_send(const char *address, const char *interface, int count);
+
+/// Serves `org.notifybus.CBaseline.GetState(s name) -> t` at /org/notifybus/CBaseline as
+/// `service_name` on a private connection to `address`, answering from a small table (the
+/// name "bench.state" holds 42), on a new thread. Returns a handle for
+/// cbaseline_stop_service, or NULL on error.
+void *cbaseline_start_service(const char *address, const char *service_name);
+
+/// Stops a service started by cbaseline_start_service and frees it.
+void cbaseline_stop_service(void *handle);
+
+/// Times `count` blocking GetState("bench.state") calls to `service_name` at `path` and
+/// `interface` on a new private connection, writing each round trip in microseconds to
+/// `samples`. Returns 0, or -1 on error or an answer other than `expected`.
+int cbaseline_call_samples(const char *address, const char *service_name, const char *path,
+                           const char *interface, uint64_t expected, int count,
+                           double *samples);
 
 #endif

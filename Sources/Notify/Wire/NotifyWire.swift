@@ -141,6 +141,26 @@ public enum NotifyWire {
     serviceCall("SetState", [.string(name.rawValue), .uint64(value)])
   }
 
+  /// `notifyd`'s `Post(s name)`: a mediated post, which `notifyd` checks and emits.
+  public static func mediatedPost(_ name: NotifyName) -> Message {
+    serviceCall("Post", [.string(name.rawValue)])
+  }
+
+  /// `notifyd`'s `RestoreState(s name, t state, t setTimeNanoseconds) → b`: sets the state
+  /// unless `notifyd`'s value is at least as new.
+  public static func restoreState(_ name: NotifyName, _ value: UInt64, setTime: UInt64)
+    -> Message
+  {
+    serviceCall("RestoreState", [.string(name.rawValue), .uint64(value), .uint64(setTime)])
+  }
+
+  /// The rule for `NameOwnerChanged` of `notifyd`'s name.
+  public static var serviceOwnerRule: MatchRule {
+    .signal(
+      interface: "org.freedesktop.DBus", member: "NameOwnerChanged", sender: .bus,
+      arg0: service.rawValue)
+  }
+
   /// What a failed call to `notifyd` means in notify terms.
   public static func error(fromService error: DBusError) -> NotifyError {
     switch error.name {

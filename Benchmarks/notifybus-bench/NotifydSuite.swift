@@ -1,0 +1,128 @@
+import CBaseline
+import DBus
+import Notify
+import NotifyServer
+import SystemSupport
+
+/// A `GetState` round trip through notifyd (`NotifyCenter.state(of:)` to a `NotifyServer`)
+/// against a blocking libdbus call to a C service answering the same question from a
+/// table; both services run on their own connection and thread in this process.
+///
+/// Two more rows split the difference: the Swift client calling the C service, and the C
+/// client calling notifyd.
+enum NotifydSuite: BenchmarkSuite {
+  static let name = "notifyd"
+
+  static let cService = "org.notifybus.CBaseline"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    let bus = try BenchBus()
+    let count = max(300, Int(5000 * scale))
+    let rounds = 3
+    let serverConnection = try await BusConnection.connect(to: .address(bus.address))
+    let server = try await NotifyServer.start(
+      on: serverConnection, configuration: .init(log: { _ in }))
+    let center = try await NotifyCenter.connect(to: .address(bus.address))
+    try await center.setState(42, for: "bench.state")
+    guard let service = cbaseline_start_service(bus.address.rawValue, cService) else {
+      throw DBusError(.failed, "the C service did not start")
+    }
+    defer { cbaseline_stop_service(service) }
+
+    var swift: [Measurement] = []
+    var c: [Measurement] = []
+    var swiftToC: [Measurement] = []
+    var cToSwift: [Measurement] = []
+    for _ in 0..<rounds {
+      swift.append(
+        try await measure(count) {
+          guard try await center.state(of: "bench.state") == 42 else {
+            throw DBusError(.failed, "notifyd answered a wrong state")
+          }
+        })
+      c.append(
+        try cRoundTrips(
+          bus.address, service: cService, path: "/org/notifybus/CBaseline",
+          interface: "org.notifybus.CBaseline", count: count))
+      let call = Message.methodCall(
+        destination: try BusName(cService), path: "/org/notifybus/CBaseline",
+        interface: "org.notifybus.CBaseline", member: "GetState", body: [.string("bench.state")])
+      let connection = center.connection
+      swiftToC.append(
+        try await measure(count) {
+          guard try await connection.call(call).body.first == .uint64(42) else {
+            throw DBusError(.failed, "the C service answered a wrong state")
+          }
+        })
+      cToSwift.append(
+        try cRoundTrips(
+          bus.address, service: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
+          interface: "org.notifybus.Notify1", count: count))
+    }
+    await center.close()
+    await server.stop()
+    let baseline = "C client → C service"
+    return [
+      BenchmarkRow(
+        name: "GetState round trip p50", unit: "µs", subject: median(swift.map(\.p50)),
+        baselineName: baseline, baseline: median(c.map(\.p50)), higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "GetState round trip p99", unit: "µs", subject: median(swift.map(\.p99)),
+        baselineName: baseline, baseline: median(c.map(\.p99)), higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "GetState calls, one at a time", unit: "calls/s", subject: median(swift.map(\.rate)),
+        baselineName: baseline, baseline: median(c.map(\.rate)), higherIsBetter: true,
+        target: nil),
+      BenchmarkRow(
+        name: "GetState p50, Swift client → C service", unit: "µs",
+        subject: median(swiftToC.map(\.p50)), baselineName: baseline,
+        baseline: median(c.map(\.p50)), higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "GetState p50, C client → notifyd", unit: "µs",
+        subject: median(cToSwift.map(\.p50)), baselineName: baseline,
+        baseline: median(c.map(\.p50)), higherIsBetter: false, target: nil),
+    ]
+  }
+
+  /// Round-trip percentiles (µs, first tenth dropped as warm-up) and calls per second.
+  struct Measurement {
+    var p50: Double
+    var p99: Double
+    var rate: Double
+
+    init(_ samples: [Double], seconds: Double) {
+      let percentiles = Percentiles(Array(samples.dropFirst(samples.count / 10)))
+      p50 = percentiles[0.5]
+      p99 = percentiles[0.99]
+      rate = Double(samples.count) / seconds
+    }
+  }
+
+  private static func measure(_ count: Int, _ body: () async throws -> Void) async throws
+    -> Measurement
+  {
+    var samples: [Double] = []
+    samples.reserveCapacity(count)
+    let start = MonotonicClock.now
+    for _ in 0..<count {
+      let before = MonotonicClock.now
+      try await body()
+      samples.append(Double(MonotonicClock.now - before) / 1000)
+    }
+    return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+  }
+
+  private static func cRoundTrips(
+    _ address: BusAddress, service: String, path: String, interface: String, count: Int
+  ) throws -> Measurement {
+    var samples = [Double](repeating: 0, count: count)
+    let start = MonotonicClock.now
+    guard
+      cbaseline_call_samples(
+        address.rawValue, service, path, interface, 42, CInt(count), &samples) == 0
+    else { throw DBusError(.failed, "the C client's calls to \(service) failed") }
+    return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+  }
+}

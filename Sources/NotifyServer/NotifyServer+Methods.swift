@@ -1,0 +1,216 @@
+import DBus
+import Notify
+import NotifyServerFiles
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One checked method call.
+enum ServiceRequest {
+  case setState(NotifyName, UInt64)
+  case getState(NotifyName)
+  case post(NotifyName)
+  case restoreState(NotifyName, UInt64, setTime: UInt64)
+  case listNames
+  case statistics
+
+  /// Checks a call's member and arguments.
+  ///
+  /// - Throws: ``DBusError`` `UnknownMethod` for another member, `InvalidArgs` naming the
+  ///   expected signature or the name's problem.
+  init(_ call: Message) throws(DBusError) {
+    let member = call.member?.rawValue ?? ""
+    func expect(_ signature: String, _ spelled: String) throws(DBusError) {
+      guard call.signature.rawValue == signature else {
+        throw DBusError(
+          .invalidArgs,
+          "\(member) takes (\(spelled)), signature '\(signature)', "
+            + "not signature '\(call.signature.rawValue)'")
+      }
+    }
+    func name() throws(DBusError) -> NotifyName {
+      guard case .string(let text)? = call.body.first else {
+        throw DBusError(.invalidArgs, "\(member): the first argument must be the name")
+      }
+      let name: NotifyName
+      do {
+        name = try NotifyName(text)
+      } catch {
+        throw DBusError(.invalidArgs, "\(member): \(error.message)")
+      }
+      guard !name.isProcessLocal else {
+        throw DBusError(
+          .invalidArgs,
+          "\(member): '\(text)' is a self. name, private to a process; notifyd does not keep it")
+      }
+      return name
+    }
+    func number(_ index: Int) -> UInt64 { call.body[index].uint64Value ?? 0 }
+    switch member {
+    case "SetState":
+      try expect("st", "s name, t state")
+      self = .setState(try name(), number(1))
+    case "GetState":
+      try expect("s", "s name")
+      self = .getState(try name())
+    case "Post":
+      try expect("s", "s name")
+      self = .post(try name())
+    case "RestoreState":
+      try expect("stt", "s name, t state, t set_time_ns")
+      self = .restoreState(try name(), number(1), setTime: number(2))
+    case "ListNames":
+      try expect("", "no arguments")
+      self = .listNames
+    case "GetStatistics":
+      try expect("", "no arguments")
+      self = .statistics
+    default:
+      throw DBusError(
+        .unknownMethod,
+        "\(NotifydInterface.interface) has no method '\(member)'; see Protocol/notifyd.md")
+    }
+  }
+
+  /// The write operation the call needs access for, and the name; `nil` for reads.
+  var write: (AccessPolicy.Operation, NotifyName)? {
+    switch self {
+    case .setState(let name, _), .restoreState(let name, _, _): (.setState, name)
+    case .post(let name): (.post, name)
+    case .getState, .listNames, .statistics: nil
+    }
+  }
+}
+
+extension NotifyServer {
+  /// Answers one method call.
+  func handle(_ call: Message) async throws(DBusError) -> [DBusValue] {
+    let request: ServiceRequest
+    do {
+      request = try ServiceRequest(call)
+    } catch {
+      state.withLock { $0.statistics.invalidCalls += 1 }
+      throw error
+    }
+    let sender = call.sender?.rawValue ?? ""
+    let needsCaller = request.write.map { needsIdentity($0.1) } ?? false
+    // Fast path: nothing of this caller is queued and nothing needs looking up.
+    let cached = state.withLock { state -> ServerState.Caller?? in
+      guard state.queues[sender] == nil else { return nil }
+      if !needsCaller { return .some(nil) }
+      return state.callers[sender].map { .some($0) }
+    }
+    if let caller = cached { return try perform(request, caller: caller) }
+    await enterQueue(sender)
+    defer { leaveQueue(sender) }
+    let caller = needsCaller ? try await identify(sender) : nil
+    return try perform(request, caller: caller)
+  }
+
+  /// Whether any rule applies to `name`, so that the caller's identity matters.
+  func needsIdentity(_ name: NotifyName) -> Bool {
+    AccessPolicy.reservedUserDigits(of: name.rawValue) != nil
+      || configuration.policy.rule(for: name.rawValue) != nil
+  }
+
+  private func perform(_ request: ServiceRequest, caller: ServerState.Caller?)
+    throws(DBusError) -> [DBusValue]
+  {
+    if let (operation, name) = request.write, let caller {
+      if let reason = configuration.policy.check(
+        operation, name.rawValue, user: caller.user, groups: caller.groups)
+      {
+        state.withLock { $0.statistics.denied += 1 }
+        throw DBusError(.accessDenied, reason)
+      }
+    }
+    switch request {
+    case .setState(let name, let value):
+      let stored = state.withLock { state in
+        state.statistics.stateSets += 1
+        return state.table.setState(value, of: name.rawValue, at: Self.realtimeNanoseconds())
+      }
+      guard stored else { throw full(name) }
+      scheduleSave()
+      return []
+    case .restoreState(let name, let value, let time):
+      let applied = state.withLock { state in
+        state.statistics.restores += 1
+        return state.table.restoreState(value, of: name.rawValue, setAt: time)
+      }
+      guard let applied else { throw full(name) }
+      if applied { scheduleSave() }
+      return [.boolean(applied)]
+    case .getState(let name):
+      return [
+        .uint64(
+          state.withLock { state in
+            state.statistics.stateGets += 1
+            return state.table.state(of: name.rawValue)
+          })
+      ]
+    case .post(let name):
+      let sequence = state.withLock { state in
+        state.statistics.mediatedPosts += 1
+        state.postSequence += 1
+        return state.postSequence
+      }
+      try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+      return []
+    case .listNames:
+      let rows = state.withLock { state in
+        state.table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+          DBusValue.structure([
+            .string($0.key), .uint64($0.value.state), .uint64($0.value.postCount),
+          ])
+        }
+      }
+      return [.array(elementType: "(stt)", rows)]
+    case .statistics:
+      return [statistics()]
+    }
+  }
+
+  private func full(_ name: NotifyName) -> DBusError {
+    DBusError(
+      .limitsExceeded,
+      "cannot keep the state of '\(name)': notifyd already holds \(configuration.capacity) "
+        + "names with a state")
+  }
+
+  /// `GetStatistics`' dictionary (keys in `Protocol/notifyd.md`).
+  func statistics() -> DBusValue {
+    let entries = state.withLock { state -> [String: DBusValue] in
+      let counters = state.statistics
+      return [
+        "Names": .uint32(UInt32(clamping: state.table.count)),
+        "NamesWithState": .uint32(UInt32(clamping: state.table.stateCount)),
+        "Capacity": .uint32(UInt32(clamping: configuration.capacity)),
+        "StateSets": .uint64(counters.stateSets),
+        "StateGets": .uint64(counters.stateGets),
+        "Restores": .uint64(counters.restores),
+        "MediatedPosts": .uint64(counters.mediatedPosts),
+        "PostsSeen": .uint64(counters.postsSeen),
+        "MalformedSignals": .uint64(counters.malformedSignals),
+        "UntrackedPosts": .uint64(state.table.untrackedPosts),
+        "Evictions": .uint64(state.table.evictions),
+        "Denied": .uint64(counters.denied),
+        "InvalidCalls": .uint64(counters.invalidCalls),
+        "CallerLookups": .uint64(counters.callerLookups),
+        "CachedCallers": .uint32(UInt32(clamping: state.callers.count)),
+        "StateFileWrites": .uint64(counters.saves),
+        "StateFileFailures": .uint64(counters.saveFailures),
+        "StartTime": .uint64(state.startTime),
+      ]
+    }
+    var all = entries
+    all["ProcessID"] = .uint32(UInt32(bitPattern: getpid()))
+    all["StateFile"] = .string(configuration.store?.path ?? "")
+    all["AccessRules"] = .uint32(UInt32(clamping: configuration.policy.rules.count))
+    return .dictionary(all)
+  }
+}

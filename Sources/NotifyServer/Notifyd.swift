@@ -1,0 +1,221 @@
+public import CommandLineSupport
+import DBus
+import Dispatch
+import NotifyServerFiles
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The `notifyd` command: argument parsing and the run loop around ``NotifyServer``.
+public enum Notifyd {
+  /// The version `notifyd` reports.
+  public static let version = "0.1.0"
+
+  /// The command line.
+  public static let command = CommandDescription(
+    name: "notifyd",
+    abstract: "Keep notification state and post on behalf of clients.",
+    discussion: """
+      Owns org.notifybus.Notify1 on the bus and serves SetState, GetState, Post, \
+      RestoreState, ListNames and GetStatistics (Protocol/notifyd.md). Runs in the \
+      foreground, logs to standard error, and exits cleanly on SIGTERM or SIGINT. State \
+      is kept in a state file unless --no-persist is given.
+
+      With --install-service, writes the D-Bus service file that starts this notifyd on \
+      demand, and exits.
+      """,
+    version: version,
+    options: [
+      .option(
+        "--bus", value: "bus",
+        abstract:
+          "The bus: session, system, embedded, auto, or a D-Bus address (default: the "
+          + "activating bus, else auto)."),
+      .option(
+        "--state-file", value: "path",
+        abstract:
+          "Where state persists (default $XDG_STATE_HOME/notifybus/notifyd.state or "
+          + "~/.local/state/notifybus/notifyd.state)."),
+      .flag("--no-persist", abstract: "Keep state in memory only."),
+      .option(
+        "--config", value: "path",
+        abstract: "The access configuration: lines 'reserve PREFIX UID GID MODE'."),
+      .option(
+        "--max-names", value: "n", abstract: "The most names kept.", default: "100000"),
+      .flag(
+        "--install-service",
+        abstract: "Write org.notifybus.Notify1.service for D-Bus activation, then exit."),
+      .option(
+        "--service-dir", value: "dir",
+        abstract:
+          "Where --install-service writes (default: the embedded bus's activation directory)."),
+    ],
+    exitStatuses: [
+      .init(.success, "Stopped by SIGTERM or SIGINT, or the service file was written."),
+      .init(
+        .failure,
+        "The bus could not be reached, the name is taken, or a file could not be read or written."
+      ),
+      .init(.validationFailure, "An argument was invalid."),
+    ])
+
+  /// Runs the command with parsed arguments.
+  public static func run(_ arguments: ParsedArguments) async throws {
+    let options = try Options(arguments)
+    if arguments.contains("--install-service") {
+      let file = ServiceFile(executable: ServiceFile.currentExecutable(), arguments: options.passOn)
+      let directory = arguments.value("--service-dir") ?? EmbeddedBus.serviceDirectory
+      let path = try file.install(in: directory)
+      try StandardOutput.write("\(path)\n")
+      return
+    }
+    let log = NotifyServer.logToStandardError
+    let connection: BusConnection
+    do {
+      connection = try await BusConnection.connect(to: options.bus)
+    } catch {
+      throw NotifydError(.bus, "cannot reach the \(options.bus) bus: \(error.message)")
+    }
+    let stop = TerminationSignals()
+    let server: NotifyServer
+    do {
+      server = try await NotifyServer.start(
+        on: connection,
+        configuration: .init(
+          policy: options.policy, store: options.store, capacity: options.capacity, log: log))
+    } catch {
+      await connection.close()
+      throw error
+    }
+    let signal = await stop.wait()
+    log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
+    await server.stop()
+  }
+
+  /// The checked options.
+  struct Options {
+    var bus: Bus
+    var store: StateStore?
+    var policy: AccessPolicy
+    var capacity: Int
+    /// The options a service file passes on to the activated notifyd.
+    var passOn: [String] = []
+
+    init(_ arguments: ParsedArguments) throws {
+      if let text = arguments.value("--bus"), arguments.contains("--bus") {
+        do {
+          bus = try Bus(parsing: text)
+        } catch {
+          throw CommandLineError.validation("--bus: \(error.message)")
+        }
+        passOn += ["--bus", text]
+      } else if let starter = Environment.value("DBUS_STARTER_ADDRESS"),
+        let address = try? BusAddress(starter)
+      {
+        bus = .address(address)
+      } else {
+        bus = .automatic
+      }
+      capacity = try arguments.value("--max-names", as: Int.self) ?? 100_000
+      guard capacity > 0 else {
+        throw CommandLineError.validation("--max-names must be positive.")
+      }
+      if arguments.contains("--max-names") { passOn += ["--max-names", String(capacity)] }
+      if arguments.contains("--no-persist") {
+        if arguments.contains("--state-file") {
+          throw CommandLineError.validation("--no-persist and --state-file exclude each other.")
+        }
+        store = nil
+        passOn.append("--no-persist")
+      } else if let path = arguments.value("--state-file") {
+        let absolute = Self.absolute(path)
+        store = StateStore(path: absolute)
+        passOn += ["--state-file", absolute]
+      } else if let path = StateStore.defaultPath {
+        store = StateStore(path: path)
+      } else {
+        throw CommandLineError.validation(
+          "no state file: HOME and XDG_STATE_HOME are unset; give --state-file or --no-persist.")
+      }
+      if let path = arguments.value("--config") {
+        let absolute = Self.absolute(path)
+        policy = try Self.loadPolicy(absolute)
+        passOn += ["--config", absolute]
+      } else {
+        policy = AccessPolicy()
+      }
+    }
+
+    static func loadPolicy(_ path: String) throws(NotifydError) -> AccessPolicy {
+      switch FileBytes.read(path, limit: AccessConfiguration.maximumSize) {
+      case .failure(let error):
+        throw NotifydError(.configuration, "cannot read the configuration \(path): \(error)")
+      case .success(let bytes):
+        do {
+          return AccessPolicy(rules: try AccessConfiguration.parse(bytes, path: path))
+        } catch {
+          throw NotifydError(.configuration, "bad configuration: \(error.message)")
+        }
+      }
+    }
+
+    static func absolute(_ path: String) -> String {
+      if path.hasPrefix("/") { return path }
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      guard getcwd(&buffer, buffer.count) != nil else { return path }
+      let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+      return String(decoding: bytes, as: UTF8.self) + "/" + path
+    }
+  }
+}
+
+/// Waits for SIGTERM or SIGINT.
+///
+/// The signals are ignored and watched from creation on, so one that arrives before
+/// ``wait()`` is not lost.
+final class TerminationSignals: @unchecked Sendable {
+  // Safety of @unchecked Sendable: `sources` is written only in init; `received` and
+  // `waiter` are touched only on `queue`.
+  private var sources: [any DispatchSourceSignal] = []
+  private let queue = DispatchQueue(label: "notifyd.signals")
+  private var received: CInt?
+  private var waiter: CheckedContinuation<CInt, Never>?
+
+  init() {
+    for number in [SIGTERM, SIGINT] {
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+      source.setEventHandler { [weak self] in self?.fire(number) }
+      source.resume()
+      sources.append(source)
+    }
+  }
+
+  deinit {
+    for source in sources { source.cancel() }
+  }
+
+  private func fire(_ number: CInt) {
+    guard received == nil else { return }
+    received = number
+    waiter?.resume(returning: number)
+    waiter = nil
+  }
+
+  /// Returns the first of the two signals to arrive.
+  func wait() async -> CInt {
+    await withCheckedContinuation { continuation in
+      queue.async {
+        if let received = self.received {
+          continuation.resume(returning: received)
+        } else {
+          self.waiter = continuation
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,4 @@
+import CommandLineSupport
+import NotifyServer
+
+await CommandRunner(Notifyd.command).asyncMain(Notifyd.run)

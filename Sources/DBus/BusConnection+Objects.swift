@@ -12,7 +12,9 @@ extension BusConnection {
   /// Serves method calls for `interface` on the object at `path`.
   ///
   /// Each call runs `handler` in a new task; its result becomes the reply (unless the
-  /// caller asked for none). Calls to an interface the object does not have get
+  /// caller asked for none). One caller's calls are handled in the order they arrived,
+  /// each after the previous one finished; calls from different callers run
+  /// concurrently. Calls to an interface the object does not have get
   /// ``DBusError/Name/unknownInterface``. `org.freedesktop.DBus.Introspectable` is
   /// answered from `introspectionXML` (the `<interface>` elements), and
   /// `org.freedesktop.DBus.Peer` by libdbus.
@@ -68,7 +70,14 @@ extension BusConnection {
             "object \(call.path?.rawValue ?? "") has no interface '\(name)'")))
       return
     }
-    Task {
+    // Each caller's calls are handled one after another, in the order they arrived: the
+    // handler may run off this thread, so without the chain a caller's pipelined calls
+    // could overtake each other. Different callers still run concurrently.
+    let previous = call.sender.flatMap { callChains[$0]?.task }
+    let id = nextIdentifier
+    nextIdentifier += 1
+    let task = Task {
+      await previous?.value
       let result: Result<[DBusValue], DBusError>
       do throws(DBusError) {
         result = .success(try await handler(call))
@@ -76,7 +85,11 @@ extension BusConnection {
         result = .failure(error)
       }
       self.reply(to: call, with: result)
+      if let sender = call.sender, self.callChains[sender]?.id == id {
+        self.callChains[sender] = nil
+      }
     }
+    if let sender = call.sender { callChains[sender] = (id, task) }
   }
 
   private func reply(to call: Message, with result: Result<[DBusValue], DBusError>) {

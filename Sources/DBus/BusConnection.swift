@@ -66,6 +66,8 @@ public actor BusConnection {
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).
   var objects: [ObjectPath: ExportedObject] = [:]
+  /// Per caller, the last method call being handled, which the next one waits for.
+  var callChains: [BusName: (id: UInt64, task: Task<Void, Never>)] = [:]
   var ownedNames: [BusName: RequestNameFlags] = [:]
 
   /// The path from ``send(_:)`` to libdbus: the connection, while connected, and the

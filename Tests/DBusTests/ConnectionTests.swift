@@ -161,6 +161,34 @@ struct ConnectionTests {
     await client.close()
   }
 
+  /// A closure handler may run off the connection's thread; a caller's pipelined calls
+  /// must still be handled in the order they were sent.
+  @Test func oneCallersCallsAreHandledInOrder() async throws {
+    let server = try await connect()
+    let client = try await connect()
+    let seen = Mutex<[UInt32]>([])
+    await server.export(at: "/order", interface: "org.notifybus.Order") { call in
+      if case .uint32(let index)? = call.body.first {
+        try? await Task.sleep(for: .microseconds(Int(index % 7) * 50))
+        seen.withLock { $0.append(index) }
+      }
+      return []
+    }
+    let destination = try #require(await server.uniqueName)
+    func order(_ index: UInt32) -> Message {
+      .methodCall(
+        destination: destination, path: "/order", interface: "org.notifybus.Order",
+        member: "Record", body: [.uint32(index)])
+    }
+    for index in 0..<299 {
+      var message = order(UInt32(index))
+      message.noReplyExpected = true
+      try client.send(message)
+    }
+    _ = try await client.call(order(299))
+    #expect(seen.withLock { $0 } == Array(0..<300))
+  }
+
   @Test func callTimesOutWhenNobodyAnswers() async throws {
     let server = try await connect()
     let client = try await connect()

@@ -156,15 +156,12 @@ struct Directory: ~Copyable, Sendable {
     }
     defer { closedir(stream) }
     while let entry = readdir(stream) {
-      withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        let length = raw.firstIndex(of: 0) ?? raw.count
-        let name = UnsafeRawBufferPointer(rebasing: raw[0..<length])
-        if name.count == 1 && name[0] == UInt8(ascii: ".") { return }
-        if name.count == 2 && name[0] == UInt8(ascii: ".") && name[1] == UInt8(ascii: ".") {
-          return
-        }
-        body(name)
+      let name = Self.name(of: entry)
+      if name.count == 1 && name[0] == UInt8(ascii: ".") { continue }
+      if name.count == 2 && name[0] == UInt8(ascii: ".") && name[1] == UInt8(ascii: ".") {
+        continue
       }
+      body(name)
     }
   }
 
@@ -183,12 +180,23 @@ struct Directory: ~Copyable, Sendable {
     defer { closedir(stream) }
     var names: [String] = []
     while let entry = readdir(stream) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-      }
+      let name = String(decoding: Self.name(of: entry), as: UTF8.self)
       if name != "." && name != ".." { names.append(name) }
     }
     return names
+  }
+
+  /// The name in a directory entry `readdir` returned, read in place.
+  ///
+  /// The kernel packs entries by their real length (`d_reclen`), so an entry near the end
+  /// of the buffer can be shorter than `struct dirent`: copying `entry.pointee` would read
+  /// past it, and past the mapped page (a crash seen under load). Only the name's own
+  /// bytes are read here.
+  private static func name(of entry: UnsafeMutablePointer<dirent>) -> UnsafeRawBufferPointer {
+    let offset = MemoryLayout<dirent>.offset(of: \dirent.d_name) ?? 19
+    let start = UnsafeRawPointer(entry).advanced(by: offset)
+    let length = strlen(start.assumingMemoryBound(to: CChar.self))
+    return UnsafeRawBufferPointer(start: start, count: length)
   }
 
   /// Flushes the directory's entries to stable storage.

@@ -100,7 +100,7 @@ extension BusConnection {
     nextIdentifier += 1
     subscribers[id] = subscriber
     if let interface = subscriber.rule.interface {
-      subscribersByInterface[interface, default: []].append(id)
+      subscribersByInterface[interface, default: InlineList()].append(id)
     } else {
       subscribersWithoutInterface.append(id)
     }
@@ -138,7 +138,7 @@ extension BusConnection {
   func unsubscribe(_ id: UInt64) {
     guard let subscriber = subscribers.removeValue(forKey: id) else { return }
     if let interface = subscriber.rule.interface {
-      subscribersByInterface[interface]?.removeAll { $0 == id }
+      subscribersByInterface[interface]?.removeAll(id)
       if subscribersByInterface[interface]?.isEmpty == true {
         subscribersByInterface[interface] = nil
       }

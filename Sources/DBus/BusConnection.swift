@@ -61,7 +61,7 @@ public actor BusConnection {
   // Signal routing (see BusConnection+Signals.swift).
   var rules: [String: RuleEntry] = [:]
   var subscribers: [UInt64: Subscriber] = [:]
-  var subscribersByInterface: [InterfaceName: [UInt64]] = [:]
+  var subscribersByInterface: [InterfaceName: InlineList<UInt64>] = [:]
   var subscribersWithoutInterface: [UInt64] = []
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).

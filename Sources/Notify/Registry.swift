@@ -22,7 +22,7 @@ struct Registry {
 
   /// A name or namespace and its registrations.
   struct SubjectState {
-    var tokens: [NotifyToken] = []
+    var tokens = InlineList<NotifyToken>()
     var subscription: SignalSubscription?
     var pending: Task<Result<Void, DBusError>, Never>?
   }
@@ -95,7 +95,7 @@ struct Registry {
     if case .fileDescriptor(_, let read) = registration.delivery { releasePipe(read) }
     var unsubscribe: SignalSubscription?
     if var state = subjects[registration.subject] {
-      state.tokens.removeAll { $0 == token }
+      state.tokens.removeAll(token)
       if state.tokens.isEmpty && state.pending == nil {
         unsubscribe = state.subscription
         subjects[registration.subject] = nil

@@ -208,7 +208,8 @@ let package = Package(
       name: "HandoffTests",
       dependencies: [
         "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
-        "TestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
+        "TestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress", "notifyd",
+        "notifyutil",
       ]
     ),
     .testTarget(

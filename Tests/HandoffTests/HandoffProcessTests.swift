@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The handoff with real processes: `share-extension` and `handoff-stress` as extensions,
-/// `readlater` as the app, on a private bus with no notifyd.
+/// `readlater` as the app, on a private bus, with and without notifyd.
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(5)))
 struct HandoffProcessTests {
   static func ids(_ list: [[String: Any]]) -> [String] { list.compactMap { $0["id"] as? String } }
@@ -173,6 +173,37 @@ struct HandoffProcessTests {
     #expect(app.wait(milliseconds: 10_000) == .exited(0), "\(output)")
     #expect(output.output.contains("app: stored \"https://example.com/no-notifyd\""))
     #expect(Self.urls(try fixture.readingList()) == ["https://example.com/no-notifyd"])
+  }
+
+  @Test func theHandoffWorksWithNotifydRunning() throws {
+    let fixture = try HandoffFixture()
+    let notifyd = try fixture.spawn("notifyd", ["--no-persist"])
+    defer {
+      notifyd.kill(SIGKILL)
+      _ = notifyd.wait(milliseconds: 5000)
+    }
+    // notifyd answers: state set by one process is read by another.
+    var answered = false
+    for _ in 0..<100 where !answered {
+      let set = try fixture.run("notifyutil", ["-s", "group.example.saved", "7"])
+      answered = set.status == 0 && set.output.isEmpty
+      if !answered { usleep(50_000) }
+    }
+    #expect(
+      try fixture.run("notifyutil", ["-g", "group.example.saved"]).output
+        == "group.example.saved 7\n")
+    let app = try fixture.spawn("readlater", ["watch", "--count", "1", "--timeout", "60"])
+    defer {
+      app.kill(SIGKILL)
+      _ = app.wait(milliseconds: 5000)
+    }
+    _ = readLines(app, milliseconds: 20_000) { $0.hasPrefix("app: watching") }
+    let share = try fixture.run(
+      "share-extension", ["--url", "https://example.com/with-notifyd", "--text", "hello"])
+    #expect(share.status == 0, "\(share)")
+    let output = app.readToEnd(milliseconds: 60_000)
+    #expect(app.wait(milliseconds: 10_000) == .exited(0), "\(output)")
+    #expect(Self.urls(try fixture.readingList()) == ["https://example.com/with-notifyd"])
   }
 
   @Test func theShippedInfoPlistsAreTheBuiltInOnes() throws {

@@ -110,6 +110,17 @@ extension BusConnection {
   }
 
   static func introspectionDocument(_ object: ExportedObject) -> String {
+    introspectionDocument(
+      interfaceXML: object.introspection.sorted { $0.key < $1.key }.map(\.value))
+  }
+
+  /// The introspection document an exported object serves: the standard
+  /// `Introspectable` and `Peer` interfaces, then each `<interface>` element given, one per
+  /// line.
+  ///
+  /// Services use it to publish the exact document they serve (for example in
+  /// `Protocol/`).
+  public static func introspectionDocument(interfaceXML: [String]) -> String {
     var document = """
       <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
        "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
@@ -123,10 +134,7 @@ extension BusConnection {
         </interface>
 
       """
-    for (interface, xml) in object.introspection.sorted(by: { $0.key < $1.key }) {
-      _ = interface
-      document += xml + "\n"
-    }
+    for xml in interfaceXML { document += xml + "\n" }
     return document + "</node>\n"
   }
 }

@@ -51,20 +51,6 @@ public enum NotifydInterface {
 
   /// The whole introspection document notifyd serves at ``path``.
   public static var introspectionDocument: String {
-    """
-    <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
-     "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
-    <node>
-      <interface name="org.freedesktop.DBus.Introspectable">
-        <method name="Introspect"><arg name="xml_data" type="s" direction="out"/></method>
-      </interface>
-      <interface name="org.freedesktop.DBus.Peer">
-        <method name="Ping"/>
-        <method name="GetMachineId"><arg name="machine_uuid" type="s" direction="out"/></method>
-      </interface>
-    \(interfaceXML)
-    </node>
-
-    """
+    BusConnection.introspectionDocument(interfaceXML: [interfaceXML])
   }
 }

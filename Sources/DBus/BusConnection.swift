@@ -78,7 +78,7 @@ public actor BusConnection {
 
   private init(bus: Bus) {
     self.bus = bus
-    self.loop = EventLoop(name: "dbus")
+    self.loop = EventLoop()
   }
 
   /// Connects to a bus and registers with it.

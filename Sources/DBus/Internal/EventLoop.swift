@@ -58,7 +58,7 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   private let connectionsToDispatch = Mutex<[DispatchTarget]>([])
 
   /// Creates a loop and starts its thread.
-  init(name: String) {
+  init() {
     var ends: [CInt] = [-1, -1]
     precondition(pipe(&ends) == 0, "pipe failed: \(Errno.current)")
     for fd in ends {
@@ -79,7 +79,6 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     precondition(result == 0, "pthread_create failed: \(Errno(rawValue: result))")
     pthread_detach(thread)
     threadID.store(UInt(thread), ordering: .releasing)
-    _ = name
   }
 
   deinit {

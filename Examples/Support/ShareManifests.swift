@@ -26,38 +26,17 @@ public enum ShareManifests {
   }
 
   /// `Examples/ShareExtension/Info.plist`: the seed's activation rule.
-  public static let seedText = """
-    <?xml version="1.0" encoding="UTF-8"?>
-    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-    <plist version="1.0">
-    <dict>
-      <key>CFBundleIdentifier</key>
-      <string>org.notifybus.example.readlater.share</string>
-      <key>NSExtension</key>
-      <dict>
-        <key>NSExtensionAttributes</key>
-        <dict>
-          <key>NSExtensionActivationRule</key>
-          <dict>
-            <key>NSExtensionActivationSupportsWebURLWithMaxCount</key>
-            <integer>1</integer>
-            <key>NSExtensionActivationSupportsWebPageWithMaxCount</key>
-            <integer>1</integer>
-            <key>NSExtensionActivationSupportsText</key>
-            <true/>
-          </dict>
-        </dict>
-        <key>NSExtensionMainStoryboard</key>
-        <string>MainInterface</string>
-        <key>NSExtensionPointIdentifier</key>
-        <string>com.apple.share-services</string>
-      </dict>
-    </dict>
-    </plist>
-    """
+  public static let seedText = manifestText(extraRules: "")
 
   /// `Examples/ShareExtension/Info-Images.plist`: the seed's rule and up to five images.
-  public static let imagesText = """
+  public static let imagesText = manifestText(
+    extraRules: "        <key>NSExtensionActivationSupportsImageWithMaxCount</key>\n"
+      + "        <integer>5</integer>\n")
+
+  /// The extension's `Info.plist`, with `extraRules` (whole lines) added to the seed's
+  /// activation rule; the two manifests differ only there.
+  private static func manifestText(extraRules: String) -> String {
+    """
     <?xml version="1.0" encoding="UTF-8"?>
     <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
     <plist version="1.0">
@@ -76,9 +55,7 @@ public enum ShareManifests {
             <integer>1</integer>
             <key>NSExtensionActivationSupportsText</key>
             <true/>
-            <key>NSExtensionActivationSupportsImageWithMaxCount</key>
-            <integer>5</integer>
-          </dict>
+    \(extraRules)      </dict>
         </dict>
         <key>NSExtensionMainStoryboard</key>
         <string>MainInterface</string>
@@ -88,4 +65,5 @@ public enum ShareManifests {
     </dict>
     </plist>
     """
+  }
 }

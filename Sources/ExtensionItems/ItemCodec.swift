@@ -61,32 +61,26 @@ public enum ItemCodec {
   public static func decode(_ bytes: [UInt8], limits: ItemCodecLimits = .default)
     throws(ItemCodecError) -> [ExtensionItem]
   {
-    do {
-      return try bytes.withUnsafeBytes { buffer in
-        var decoder = ItemDecoder(limits: limits)
-        return try decoder.decode(buffer)
-      }
-    } catch let error as ItemCodecError {
-      throw error
-    } catch {
-      preconditionFailure("unexpected error \(error)")
-    }
+    try bytes.withUnsafeBytes { buffer in
+      Result { () throws(ItemCodecError) in try decode(buffer, limits: limits) }
+    }.get()
   }
 
   /// Decodes items from one D-Bus message held in `Data`.
   public static func decode(_ data: Data, limits: ItemCodecLimits = .default)
     throws(ItemCodecError) -> [ExtensionItem]
   {
-    do {
-      return try data.withUnsafeBytes { buffer in
-        var decoder = ItemDecoder(limits: limits)
-        return try decoder.decode(buffer)
-      }
-    } catch let error as ItemCodecError {
-      throw error
-    } catch {
-      preconditionFailure("unexpected error \(error)")
-    }
+    try data.withUnsafeBytes { buffer in
+      Result { () throws(ItemCodecError) in try decode(buffer, limits: limits) }
+    }.get()
+  }
+
+  /// `withUnsafeBytes` rethrows untyped, so the typed error travels out in a `Result`.
+  private static func decode(_ buffer: UnsafeRawBufferPointer, limits: ItemCodecLimits)
+    throws(ItemCodecError) -> [ExtensionItem]
+  {
+    var decoder = ItemDecoder(limits: limits)
+    return try decoder.decode(buffer)
   }
 
   /// A generous guess at the encoded size, so the output buffer rarely grows.

@@ -160,19 +160,7 @@ struct HandoffProcessTests {
     try service.write(
       toFile: fixture.bus.serviceDirectory + "/org.notifybus.Notify1.service", atomically: true,
       encoding: .utf8)
-    let app = try fixture.spawn("readlater", ["watch", "--count", "1", "--timeout", "60"])
-    defer {
-      app.kill(SIGKILL)
-      _ = app.wait(milliseconds: 5000)
-    }
-    _ = readLines(app, milliseconds: 20_000) { $0.hasPrefix("app: watching") }
-    let share = try fixture.run(
-      "share-extension", ["--url", "https://example.com/no-notifyd", "--text", "hello"])
-    #expect(share.status == 0, "\(share)")
-    let output = app.readToEnd(milliseconds: 60_000)
-    #expect(app.wait(milliseconds: 10_000) == .exited(0), "\(output)")
-    #expect(output.output.contains("app: stored \"https://example.com/no-notifyd\""))
-    #expect(Self.urls(try fixture.readingList()) == ["https://example.com/no-notifyd"])
+    try shareOneURLWhileTheAppRuns(fixture, url: "https://example.com/no-notifyd")
   }
 
   @Test func theHandoffWorksWithNotifydRunning() throws {
@@ -192,18 +180,27 @@ struct HandoffProcessTests {
     #expect(
       try fixture.run("notifyutil", ["-g", "group.example.saved"]).output
         == "group.example.saved 7\n")
+    try shareOneURLWhileTheAppRuns(fixture, url: "https://example.com/with-notifyd")
+  }
+
+  /// Starts the app, shares `url` through the extension, and expects the app to store it
+  /// and stop.
+  func shareOneURLWhileTheAppRuns(
+    _ fixture: HandoffFixture, url: String, sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
     let app = try fixture.spawn("readlater", ["watch", "--count", "1", "--timeout", "60"])
     defer {
       app.kill(SIGKILL)
       _ = app.wait(milliseconds: 5000)
     }
     _ = readLines(app, milliseconds: 20_000) { $0.hasPrefix("app: watching") }
-    let share = try fixture.run(
-      "share-extension", ["--url", "https://example.com/with-notifyd", "--text", "hello"])
-    #expect(share.status == 0, "\(share)")
+    let share = try fixture.run("share-extension", ["--url", url, "--text", "hello"])
+    #expect(share.status == 0, "\(share)", sourceLocation: sourceLocation)
     let output = app.readToEnd(milliseconds: 60_000)
-    #expect(app.wait(milliseconds: 10_000) == .exited(0), "\(output)")
-    #expect(Self.urls(try fixture.readingList()) == ["https://example.com/with-notifyd"])
+    #expect(
+      app.wait(milliseconds: 10_000) == .exited(0), "\(output)", sourceLocation: sourceLocation)
+    #expect(output.output.contains("app: stored \"\(url)\""), sourceLocation: sourceLocation)
+    #expect(Self.urls(try fixture.readingList()) == [url], sourceLocation: sourceLocation)
   }
 
   @Test func theShippedInfoPlistsAreTheBuiltInOnes() throws {

@@ -48,15 +48,24 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "SystemSupport"),
-    /// The only Swift code that calls libdbus: connections, messages, names, match rules, the
-    /// embedded bus.
+    /// D-Bus without libdbus: names, values, messages, match rules, addresses, the embedded
+    /// bus, the wire format in Swift, and a blocking one-shot client.
+    ///
+    /// No Foundation, no Dispatch: `notify-post` links it into a fully static executable.
+    .target(name: "DBusCore", dependencies: ["SystemSupport"]),
+    /// The only Swift code that calls libdbus: the long-lived, actor-isolated connection.
+    /// It re-exports DBusCore.
     ///
     /// No Foundation.
-    .target(name: "DBus", dependencies: ["CDBus", "SystemSupport"]),
+    .target(name: "DBus", dependencies: ["DBusCore", "CDBus", "SystemSupport"]),
+    /// Notification names, statuses and their mapping onto D-Bus messages, without libdbus.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(name: "NotifyCore", dependencies: ["DBusCore"]),
     /// Darwin `notify(3)` semantics over D-Bus: post, register, check, suspend, state.
     ///
     /// No Foundation.
-    .target(name: "Notify", dependencies: ["DBus"]),
+    .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
     /// Argument parsing, help, errors and exit codes for every executable, in the
     /// swift-argument-parser style.
     ///

@@ -1,4 +1,4 @@
-public import DBus
+public import DBusCore
 
 /// The names and layout of NotifyBus's notification signals on D-Bus.
 ///

@@ -54,7 +54,7 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
   ///
   /// - Throws: ``DBusError`` when an address from the environment is malformed, when
   ///   there is no session bus for ``session``, or when the embedded bus cannot start.
-  func candidates() throws(DBusError) -> [Candidate] {
+  package func candidates() throws(DBusError) -> [Candidate] {
     switch self {
     case .address(let address):
       return [Candidate(address: address, fallsThrough: false)]
@@ -86,9 +86,9 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// An address to try; `nil` means the embedded bus, started only when reached.
-  struct Candidate {
-    var address: BusAddress?
-    var fallsThrough: Bool
+  package struct Candidate {
+    package var address: BusAddress?
+    package var fallsThrough: Bool
   }
 
   private static func sessionAddress() throws(DBusError) -> BusAddress? {

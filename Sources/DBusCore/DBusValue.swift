@@ -60,7 +60,7 @@ public indirect enum DBusValue: Hashable, Sendable {
     Signature(unchecked: signatureString)
   }
 
-  var signatureString: String {
+  package var signatureString: String {
     switch self {
     case .byte: "y"
     case .boolean: "b"

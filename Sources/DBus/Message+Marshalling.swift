@@ -1,8 +1,9 @@
 import CDBus
 
+// libdbus's own marshalling, kept as the oracle that tests and the fuzzer hold DBusCore's
+// Swift wire format to.
 extension Message {
-  /// The message in the D-Bus wire format, as `dbus_message_marshal` writes it and
-  /// `g_dbus_message_new_from_blob` reads it.
+  /// The message in the D-Bus wire format, as `dbus_message_marshal` writes it.
   ///
   /// A message that has not been sent has no serial; it is marshalled with serial 1,
   /// since the wire format does not allow zero.
@@ -10,7 +11,7 @@ extension Message {
   /// - Throws: ``DBusError`` when the message is malformed.
   ///
   /// The corresponding libdbus function is `dbus_message_marshal`.
-  public func marshalled() throws(DBusError) -> [UInt8] {
+  package func libdbusMarshalled() throws(DBusError) -> [UInt8] {
     var message = self
     if message.serial == 0 { message.serial = 1 }
     let raw = try MessageCoding.makeRaw(message)
@@ -33,7 +34,7 @@ extension Message {
   ///   wrong with the bytes.
   ///
   /// The corresponding libdbus function is `dbus_message_demarshal`.
-  public init(marshalled bytes: [UInt8]) throws(DBusError) {
+  package init(libdbusDemarshalling bytes: [UInt8]) throws(DBusError) {
     guard bytes.count >= 16 else {
       throw DBusError(
         .invalidArgs, "a marshalled message is at least 16 bytes long; got \(bytes.count)")

@@ -64,7 +64,10 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The signature is not valid.
     public static let invalidSignature = Name(
       rawValue: "org.freedesktop.DBus.Error.InvalidSignature")
-    /// A limit of the bus was exceeded.
+    /// The bytes received are not a well-formed message.
+    public static let inconsistentMessage = Name(
+      rawValue: "org.freedesktop.DBus.Error.InconsistentMessage")
+    /// A message or a collection is over one of the specification's limits.
     public static let limitsExceeded = Name(rawValue: "org.freedesktop.DBus.Error.LimitsExceeded")
     /// A match rule is not valid.
     public static let matchRuleInvalid = Name(

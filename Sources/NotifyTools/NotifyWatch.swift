@@ -1,6 +1,7 @@
 public import CommandLineSupport
 import DBus
 import Notify
+import NotifyToolsCore
 
 #if canImport(Glibc)
   import Glibc

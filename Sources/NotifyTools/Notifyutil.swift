@@ -2,6 +2,7 @@ public import CommandLineSupport
 import DBus
 import Dispatch
 import Notify
+import NotifyToolsCore
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,4 @@
 import CommandLineSupport
-import NotifyTools
+import NotifyToolsCore
 
 CommandRunner(NotifyPost.command).main(NotifyPost.run)

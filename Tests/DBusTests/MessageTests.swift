@@ -66,7 +66,8 @@ struct MessageTests {
     let error = #expect(throws: DBusError.self) {
       try Message(marshalled: Array("this is not a D-Bus message".utf8))
     }
-    #expect(error?.message == "the bytes do not start with a valid message header")
+    #expect(error?.name == .inconsistentMessage)
+    #expect(error?.message == "malformed message: the first byte is 116, not 'l' or 'B'")
   }
 
   @Test func malformedValuesAreRefusedBeforeLibdbusSeesThem() {

@@ -2,6 +2,7 @@ import CommandLineSupport
 import DBus
 import Glibc
 import NotifyTools
+import NotifyToolsCore
 import SystemSupport
 import TestSupport
 import Testing

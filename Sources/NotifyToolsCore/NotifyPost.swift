@@ -1,6 +1,6 @@
 public import CommandLineSupport
-import DBus
-import Notify
+import DBusCore
+import NotifyCore
 
 /// `notify-post`: posts notification names.
 public enum NotifyPost {
@@ -38,8 +38,9 @@ public enum NotifyPost {
 
   /// Runs the command with parsed arguments.
   ///
-  /// It uses a blocking one-shot connection: no threads and no concurrency runtime, so
-  /// posting costs little more than process start-up.
+  /// It speaks D-Bus through a ``OneShotConnection``: no libdbus, no threads, and one write
+  /// and one round trip with the bus for all the names, so posting costs little more than
+  /// process start-up.
   public static func run(_ arguments: ParsedArguments) throws {
     let names = try names(arguments.values("name"))
     let state = try arguments.value("--state", as: UInt64.self)
@@ -58,7 +59,7 @@ public enum NotifyPost {
         } catch {
           throw ToolError(
             "cannot set the state of '\(name)': "
-              + NotifyWire.error(fromService: reply(error, of: "SetState")).message)
+              + NotifyWire.error(fromService: error).message)
         }
       }
       if mediated {
@@ -67,21 +68,16 @@ public enum NotifyPost {
         } catch {
           throw ToolError(
             "cannot post '\(name)' through notifyd: "
-              + NotifyWire.error(fromService: reply(error, of: "Post")).message)
+              + NotifyWire.error(fromService: error).message)
         }
         continue
       }
       try connection.send(NotifyWire.signal(for: name, sequence: UInt64(sequence + 1)))
     }
-    connection.flush()
-  }
-
-  /// The error notifyd replied with, without the "`member` failed: " that the one-shot
-  /// connection puts before it.
-  static func reply(_ error: DBusError, of member: String) -> DBusError {
-    var error = error
-    let prefix = "\(member) failed: "
-    if error.message.hasPrefix(prefix) { error.message.removeFirst(prefix.count) }
-    return error
+    do {
+      try connection.flush()
+    } catch {
+      throw ToolError("cannot post on the \(bus) bus: \(error.message)")
+    }
   }
 }

@@ -242,7 +242,7 @@ let package = Package(
     ),
     .testTarget(
       name: "DBusTests",
-      dependencies: ["DBus", "TestSupport", "SystemSupport", "dbus-test-peer"]
+      dependencies: ["DBus", "DBusCore", "TestSupport", "SystemSupport", "dbus-test-peer"]
     ),
   ],
   swiftLanguageModes: [.v6]

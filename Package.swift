@@ -168,7 +168,7 @@ let package = Package(
 
     .executableTarget(
       name: "dbus-fuzz",
-      dependencies: ["DBus", "Notify"],
+      dependencies: ["DBus", "DBusCore", "Notify"],
       path: "Fuzz/DBusFuzz",
       exclude: ["corpus"]
     ),

@@ -1,12 +1,14 @@
 // libFuzzer target for every parser of outside input in the DBus and Notify modules:
-// names, signatures, match rules, bus addresses, marshalled messages, notification names
-// and received `Posted` signals.
+// names, signatures, match rules, bus addresses, marshalled messages (DBusCore's Swift
+// reader, held to libdbus's), the bus's SASL answer, notification names and received
+// `Posted` signals.
 //
 //   Fuzz/run DBusFuzz [runs]      fuzz (builds with -sanitize=fuzzer)
 //   swift run dbus-fuzz FILE...   replay inputs without the fuzzer
 //
 // The first byte picks the parser; the rest is the input.
 import DBus
+import DBusCore
 import Notify
 
 #if canImport(Glibc)
@@ -19,7 +21,7 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   let selector = data[0]
   let input = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
   let text = String(decoding: input, as: UTF8.self)
-  switch selector % 6 {
+  switch selector % 7 {
   case 0:
     _ = try? BusName(text)
     _ = try? InterfaceName(text)
@@ -48,14 +50,29 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     {
       precondition(NotifyWire.isPosted(message, name: name))
     }
+  case 6:
+    // The bus's answer to AUTH EXTERNAL: accepted only as one whole OK line.
+    if case .accepted(let guid, let consumed) = try? ExternalAuthentication.answer(in: input[...]) {
+      precondition(guid.utf8.count == 32 && consumed <= input.count && input[consumed - 1] == 10)
+    }
   default:
-    if let message = try? Message(marshalled: input) {
-      // What libdbus accepted, we can write again and read back unchanged.
-      var again = message
-      again.serial = message.serial == 0 ? 1 : message.serial
-      if let bytes = try? again.marshalled() {
-        precondition((try? Message(marshalled: bytes))?.body == message.body)
-      }
+    let swift = try? Message(marshalled: input)
+    let libdbus = try? Message(libdbusDemarshalling: input)
+    if let swift {
+      // What the Swift reader accepts, it writes back byte for byte as libdbus does, and
+      // both read that back as the same message.
+      let again = try? swift.marshalled()
+      precondition(again != nil && again == (try? swift.libdbusMarshalled()), "\(swift)")
+      precondition((try? Message(marshalled: again!)) == swift)
+      precondition((try? Message(libdbusDemarshalling: again!)) == swift)
+      // Where libdbus reads the original too, it reads the same message. (libdbus refuses
+      // some header fields the specification says to ignore, such as code 10 when it is not
+      // an object path.)
+      if let libdbus { precondition(libdbus == swift, "libdbus read \(libdbus), Swift \(swift)") }
+    } else if let libdbus, (1...4).contains(input[1]) {
+      // Message types beyond 4 are to be ignored, and Swift refuses to read them. Otherwise
+      // the only messages libdbus reads and Swift refuses carry file descriptors.
+      precondition(input.contains(UInt8(ascii: "h")), "Swift refused what libdbus read: \(libdbus)")
     }
   }
   return 0

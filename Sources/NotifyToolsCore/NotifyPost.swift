@@ -12,7 +12,8 @@ public enum NotifyPost {
       Posts each NAME, in order, to every process watching it on the bus, then waits until \
       the bus has routed them. With --state, sets each name's 64-bit state first (this \
       needs notifyd). With --mediated (the default with --bus system), asks notifyd to \
-      post each name, so a refusal is reported.
+      post each name, so a refusal is reported. Buses are reached over Unix sockets \
+      (unix:path= and unix:abstract= addresses).
       """,
     version: notifyBusVersion,
     arguments: [

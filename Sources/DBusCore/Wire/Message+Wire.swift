@@ -135,6 +135,7 @@ extension Message {
   private mutating func apply(
     field code: UInt8, _ value: DBusValue, signature: inout Signature, _ reader: WireReader
   ) throws(DBusError) {
+    guard code != 0 else { throw reader.malformed("header field code 0 is invalid") }
     guard let field = HeaderField(rawValue: code) else { return }  // unknown fields are ignored
     func name<Name: ValidatedName>(_: Name.Type) throws(DBusError) -> Name {
       guard case .string(let text) = value, let name = Name(rawValue: text) else {

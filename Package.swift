@@ -170,7 +170,7 @@ let package = Package(
       name: "dbus-fuzz",
       dependencies: ["DBus", "DBusCore", "Notify"],
       path: "Fuzz/DBusFuzz",
-      exclude: ["corpus"]
+      exclude: ["corpus", "libfuzzer.options"]
     ),
 
     // MARK: - Tests

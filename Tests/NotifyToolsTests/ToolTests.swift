@@ -102,6 +102,36 @@ struct ToolTests {
     #expect(result.output.isEmpty)
   }
 
+  @Test func notifyPostRefusesAddressesWithoutAUnixSocket() throws {
+    let result = try Products.run(
+      "notify-post", ["--bus", "tcp:host=localhost,port=1", "a.b"], environment: environment)
+    #expect(result.status == 1, "\(result)")
+    #expect(
+      result.error.hasPrefix(
+        "Error: cannot reach the tcp:host=localhost,port=1 bus: cannot connect to "
+          + "tcp:host=localhost,port=1: a one-shot connection reaches Unix sockets"),
+      "\(result)")
+  }
+
+  /// notify-post's start-up cost rests on being one static executable with no libdbus: no
+  /// dynamic loader, no shared libraries to map and relocate.
+  @Test func notifyPostIsAStaticExecutableWithoutLibdbus() throws {
+    let file = try #require(fopen(Products.path("notify-post"), "rb"))
+    defer { fclose(file) }
+    var bytes = [UInt8](repeating: 0, count: 1 << 22)
+    bytes.removeLast(bytes.count - fread(&bytes, 1, bytes.count, file))
+    func integer(at offset: Int, size: Int) -> Int {
+      (0..<size).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) }
+    }
+    #expect(bytes.starts(with: [0x7F, UInt8(ascii: "E"), UInt8(ascii: "L"), UInt8(ascii: "F")]))
+    let headers = integer(at: 0x20, size: 8)
+    let size = integer(at: 0x36, size: 2)
+    let types = (0..<integer(at: 0x38, size: 2)).map { integer(at: headers + $0 * size, size: 4) }
+    #expect(!types.isEmpty)
+    #expect(!types.contains(3), "a PT_INTERP header names a dynamic loader")
+    #expect(!types.contains(2), "a PT_DYNAMIC header lists shared libraries")
+  }
+
   @Test func noBusIsARuntimeFailure() throws {
     let missing = ["NOTIFYBUS_BUS_ADDRESS": "unix:path=/tmp/notifybus-nothing-here/bus"]
     for tool in ["notify-post", "notify-watch"] {

@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
     .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .library(name: "AppGroups", targets: ["AppGroups"]),
+    .library(name: "PropertyLists", targets: ["PropertyLists"]),
     .library(name: "Handoff", targets: ["Handoff"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
@@ -71,15 +72,20 @@ let package = Package(
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
-    /// App Group containers: group identifiers, shared defaults and the durable item spool.
+    /// Property-list values and the binary property-list format, read and written in Swift.
     ///
     /// No IPC.
-    .target(name: "AppGroups"),
+    .target(name: "PropertyLists"),
+    /// App Group containers: group identifiers, shared defaults and the durable item spool.
+    /// It re-exports PropertyLists.
+    ///
+    /// No IPC.
+    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
     /// item codec (one marshalled D-Bus message, written in Swift).
     ///
-    /// No IPC.
-    .target(name: "ExtensionItems"),
+    /// No IPC. It re-exports PropertyLists.
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
@@ -197,6 +203,7 @@ let package = Package(
       name: "CommandLineSupportTests",
       dependencies: ["CommandLineSupport", "cli-demo"]
     ),
+    .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
     .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems"]),
     /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
     .executableTarget(

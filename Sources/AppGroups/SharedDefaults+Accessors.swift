@@ -32,7 +32,7 @@ extension SharedDefaults {
   ///   - key: The key.
   /// - Throws: ``ContainerError`` when the file cannot be written.
   public func set(_ value: Int, forKey key: String) throws(ContainerError) {
-    try set(.integer(value), forKey: key)
+    try set(.integer(Int64(value)), forKey: key)
   }
 
   /// Sets a floating-point value.
@@ -155,7 +155,7 @@ extension SharedDefaults {
   /// - Throws: ``ContainerError`` when the file is corrupt or unreadable.
   public func integer(forKey key: String) throws(ContainerError) -> Int {
     switch try object(forKey: key) {
-    case .integer(let value): return value
+    case .integer(let value): return Int(value)
     case .double(let value):
       return value.isFinite ? Int(exactly: value.rounded(.towardZero)) ?? 0 : 0
     case .bool(let value): return value ? 1 : 0

@@ -1,4 +1,5 @@
 public import Foundation
+import PropertyLists
 
 /// The extension part of an `Info.plist`: where an extension plugs in and what it accepts.
 ///
@@ -29,6 +30,8 @@ public struct ExtensionManifest: Hashable, Sendable {
 
   /// The largest manifest file accepted, in bytes.
   public static let maximumSize = 4 * 1_048_576
+  /// What a binary manifest may hold: 64 levels and 262,144 values, as an XML one may.
+  static let binaryLimits = BinaryPropertyList.Limits(maximumDepth: 64, maximumValues: 262_144)
 
   /// The system registry with this manifest's exported and imported types added.
   public var typeRegistry: UniformTypeRegistry {
@@ -50,9 +53,9 @@ public struct ExtensionManifest: Hashable, Sendable {
         "the manifest is \(data.count) bytes; at most \(Self.maximumSize) are accepted")
     }
     let value: PropertyListValue
-    if BinaryPropertyListReader.isBinaryPropertyList(data) {
+    if BinaryPropertyList.isBinaryPropertyList(data) {
       do {
-        value = try BinaryPropertyListReader.read(data)
+        value = try BinaryPropertyList.decode(Array(data), limits: Self.binaryLimits)
       } catch {
         throw ExtensionManifestError(
           .unreadable, keyPath: "", "not a valid binary property list: \(error.message)")

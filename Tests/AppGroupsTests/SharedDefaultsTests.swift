@@ -172,7 +172,7 @@ struct SharedDefaultsTests {
     #expect(values.count == 4 * perWriter)
     for writer in 0..<4 {
       for index in 0..<perWriter {
-        #expect(values["w\(writer)-\(index)"] == .integer(index))
+        #expect(values["w\(writer)-\(index)"] == .integer(Int64(index)))
       }
     }
   }

@@ -1,3 +1,5 @@
+import PropertyLists
+
 /// The shared-defaults file: a binary property list (`bplist00`) whose root is a
 /// dictionary with string keys.
 enum DefaultsFile {
@@ -11,9 +13,13 @@ enum DefaultsFile {
   static func decode(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) -> [String:
     PropertyListValue]
   {
-    guard case .dictionary(let values) = try BinaryPropertyList.decode(bytes) else {
-      throw .init("its root is not a dictionary")
+    let root: PropertyListValue
+    do {
+      root = try BinaryPropertyList.decode(bytes)
+    } catch {
+      throw .init(error.message)
     }
+    guard case .dictionary(let values) = root else { throw .init("its root is not a dictionary") }
     return values
   }
 }

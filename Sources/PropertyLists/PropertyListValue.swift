@@ -1,9 +1,10 @@
 public import Foundation
 
-/// A property-list value: the only kind of value an item's `userInfo` may hold.
+/// A property-list value: what an item's `userInfo`, an `Info.plist` manifest and shared
+/// defaults hold.
 ///
 /// Property lists are the value language of `NSExtensionItem.userInfo`, of `Info.plist`
-/// manifests and of shared defaults. The cases mirror the property-list object types
+/// manifests and of `UserDefaults`. The cases mirror the property-list object types
 /// (`NSString`, `NSNumber` as integer, real or Boolean, `NSDate`, `NSData`, `NSArray`,
 /// `NSDictionary`); dictionary keys are always strings.
 public enum PropertyListValue: Hashable, Sendable {
@@ -71,6 +72,20 @@ extension PropertyListValue {
   public var dataValue: Data? {
     if case .data(let value) = self { return value }
     return nil
+  }
+
+  /// The number of bytes the value's contents take: string and data bytes, 8 per number or
+  /// date, 1 per Boolean, plus the keys of dictionaries.
+  public var contentSize: Int {
+    switch self {
+    case .string(let string): return string.utf8.count
+    case .integer, .double, .date: return 8
+    case .bool: return 1
+    case .data(let data): return data.count
+    case .array(let values): return values.reduce(0) { $0 + $1.contentSize }
+    case .dictionary(let values):
+      return values.reduce(0) { $0 + $1.key.utf8.count + $1.value.contentSize }
+    }
   }
 
   /// How deeply containers nest inside this value: 0 for a scalar, 1 for a flat array or

@@ -1,12 +1,13 @@
 import Foundation
 
-/// A reader and writer for binary property lists (`bplist00`), the shared-defaults format.
+/// Apple's binary property-list format (`bplist00`), read and written in Swift.
 ///
 /// The reader accepts exactly the binary format (no text fallback), never reads out of
-/// bounds, refuses cycles, nesting deeper than ``maximumDepth`` and documents that would
-/// expand to more than ``maximumValues`` values (shared objects can otherwise explode), and
-/// keeps Booleans, integers and reals apart. Layout, after Apple's `CFBinaryPList.c`
-/// documentation:
+/// bounds, refuses cycles, nesting deeper than ``Limits/maximumDepth`` and documents that
+/// would expand to more than ``Limits/maximumValues`` values (shared objects can otherwise
+/// explode), and keeps Booleans, integers and reals apart. It exists because
+/// swift-corelibs-foundation 6.3.1 crashes on some malformed binary property lists. Layout,
+/// after Apple's `CFBinaryPList.c` documentation:
 ///
 /// ```
 /// "bplist00" | objects | offset table | trailer (32 bytes):
@@ -16,30 +17,59 @@ import Foundation
 /// Object markers: `0x08`/`0x09` false/true, `0x1n` integer of 2ⁿ bytes, `0x2n` real of 2ⁿ
 /// bytes, `0x33` date (float64 seconds since 2001-01-01), `0x4n` data, `0x5n` ASCII string,
 /// `0x6n` UTF-16BE string, `0xAn` array, `0xDn` dictionary; a count nibble of 15 is followed
-/// by an integer object holding the count.
-enum BinaryPropertyList {
-  static let maximumDepth = 256
-  static let maximumValues = 1 << 20
+/// by an integer object holding the count. Sets and UIDs are refused.
+public enum BinaryPropertyList {
+  /// How much a document may hold.
+  public struct Limits: Hashable, Sendable {
+    /// How deeply containers may nest.
+    public var maximumDepth: Int
+    /// How many values the document may expand to, counting each use of a shared object.
+    public var maximumValues: Int
+
+    public init(maximumDepth: Int = 256, maximumValues: Int = 1 << 20) {
+      self.maximumDepth = maximumDepth
+      self.maximumValues = maximumValues
+    }
+  }
+
   private static let referenceDate = 978_307_200.0  // 2001-01-01 in Unix time
+
+  /// Whether `bytes` start with the binary property-list magic.
+  public static func isBinaryPropertyList(_ bytes: some Sequence<UInt8>) -> Bool {
+    bytes.starts(with: "bplist0".utf8)
+  }
+
+  /// Reads a whole binary property list.
+  ///
+  /// - Throws: ``PropertyListError`` saying what is wrong, for any malformed input.
+  public static func decode(_ bytes: [UInt8], limits: Limits = Limits()) throws(PropertyListError)
+    -> PropertyListValue
+  {
+    var reader = try Reader(bytes, limits: limits)
+    return try reader.value(reader.topObject, depth: 0)
+  }
 
   // MARK: - Reading
 
-  struct Reader {
+  private struct Reader {
     let bytes: [UInt8]
+    let limits: Limits
     let offsetSize: Int
     let referenceSize: Int
     let objectCount: Int
     let offsetTable: Int
     var produced = 0
-    var visiting: Set<Int> = []
+    /// The containers being read, to refuse one that holds itself.
+    var ancestors: Set<Int> = []
 
-    typealias Failure = SpoolEntryFormat.Failure
+    typealias Failure = PropertyListError
 
-    init(_ bytes: [UInt8]) throws(Failure) {
+    init(_ bytes: [UInt8], limits: Limits) throws(Failure) {
       guard bytes.count >= 8 + 1 + 32, bytes[0..<8].elementsEqual("bplist00".utf8) else {
         throw Failure("it is not a binary property list (no 'bplist00' header and trailer)")
       }
       self.bytes = bytes
+      self.limits = limits
       let trailer = bytes.count - 32
       offsetSize = Int(bytes[trailer + 6])
       referenceSize = Int(bytes[trailer + 7])
@@ -110,18 +140,14 @@ enum BinaryPropertyList {
       return Int(index)
     }
 
-    mutating func value(_ index: Int, depth: Int = 0) throws(Failure) -> PropertyListValue {
-      guard depth < BinaryPropertyList.maximumDepth else {
-        throw Failure("values are nested deeper than \(BinaryPropertyList.maximumDepth)")
+    mutating func value(_ index: Int, depth: Int) throws(Failure) -> PropertyListValue {
+      guard depth < limits.maximumDepth else {
+        throw Failure("values are nested deeper than \(limits.maximumDepth)")
       }
       produced += 1
-      guard produced <= BinaryPropertyList.maximumValues else {
-        throw Failure("the file expands to more than \(BinaryPropertyList.maximumValues) values")
+      guard produced <= limits.maximumValues else {
+        throw Failure("the file expands to more than \(limits.maximumValues) values")
       }
-      guard visiting.insert(index).inserted else {
-        throw Failure("object \(index) contains itself")
-      }
-      defer { visiting.remove(index) }
       let offset = try offset(ofObject: index)
       let marker = bytes[offset]
       switch marker >> 4 {
@@ -133,12 +159,18 @@ enum BinaryPropertyList {
         }
       case 0x1:
         let exponent = Int(marker & 0x0F)
-        guard exponent <= 3 else { throw Failure("integers wider than 64 bits are not supported") }
+        guard exponent <= 4 else { throw Failure("an integer wider than 128 bits") }
         let size = 1 << exponent
         let span = try range(offset + 1, size)
+        if size == 16 {
+          // CoreFoundation writes unsigned values above Int64.max this way.
+          let high = Self.bigEndian(bytes, at: span.lowerBound, size: 8)
+          let low = Self.bigEndian(bytes, at: span.lowerBound + 8, size: 8)
+          guard high == 0 else { throw Failure("a 128-bit integer does not fit in 64 bits") }
+          return low <= UInt64(Int64.max) ? .integer(Int64(low)) : .double(Double(low))
+        }
         let raw = Self.bigEndian(bytes, at: span.lowerBound, size: size)
-        if size == 8 { return .integer(Int(Int64(bitPattern: raw))) }
-        return .integer(Int(raw))
+        return .integer(size == 8 ? Int64(bitPattern: raw) : Int64(raw))
       case 0x2:
         switch marker & 0x0F {
         case 2:
@@ -181,6 +213,10 @@ enum BinaryPropertyList {
         return .string(string)
       case 0xA:
         let (count, start) = try count(at: offset)
+        guard ancestors.insert(index).inserted else {
+          throw Failure("object \(index) contains itself")
+        }
+        defer { ancestors.remove(index) }
         guard count <= Int.max / referenceSize else { throw Failure("an array is too long") }
         _ = try range(start, count * referenceSize)
         var values: [PropertyListValue] = []
@@ -192,6 +228,10 @@ enum BinaryPropertyList {
         return .array(values)
       case 0xD:
         let (count, start) = try count(at: offset)
+        guard ancestors.insert(index).inserted else {
+          throw Failure("object \(index) contains itself")
+        }
+        defer { ancestors.remove(index) }
         guard count <= Int.max / (2 * referenceSize) else {
           throw Failure("a dictionary is too long")
         }
@@ -217,18 +257,12 @@ enum BinaryPropertyList {
     }
   }
 
-  /// Decodes a binary property list.
-  static func decode(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) -> PropertyListValue {
-    var reader = try Reader(bytes)
-    return try reader.value(reader.topObject)
-  }
-
   // MARK: - Writing
 
   /// Encodes a value as a binary property list.
   ///
   /// Dictionary keys are written sorted, so equal values give equal bytes.
-  static func encode(_ root: PropertyListValue) -> [UInt8] {
+  public static func encode(_ root: PropertyListValue) -> [UInt8] {
     var objects: [[UInt8]] = []
     var pending: [(value: PropertyListValue, index: Int)] = []
     // First pass: number the objects breadth-first; containers refer to later indices.
@@ -259,7 +293,7 @@ enum BinaryPropertyList {
       var out: [UInt8] = []
       switch value {
       case .bool(let flag): out = [flag ? 0x09 : 0x08]
-      case .integer(let number): out = integerObject(Int64(number))
+      case .integer(let number): out = integerObject(number)
       case .double(let number):
         out = [0x23] + bigEndianBytes(number.bitPattern, size: 8)
       case .date(let date):

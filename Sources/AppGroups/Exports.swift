@@ -1,0 +1,2 @@
+// PropertyListValue, the value shared defaults store, is part of this module's API.
+@_exported public import PropertyLists

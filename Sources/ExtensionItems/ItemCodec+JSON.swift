@@ -137,7 +137,13 @@ extension ItemCodec {
     case .bool(let bool): return .bool(bool)
     case .data(let data): return .object([("$data", .string(data.base64EncodedString()))])
     case .date(let date):
-      return .object([("$date", .string(JSONItemReader.makeDateFormatter().string(from: date)))])
+      guard let text = InternetDateTime.format(date) else {
+        throw ItemCodecError(
+          .invalidValue,
+          "JSON carries dates in years 0001 to 9999, not \(date.timeIntervalSince1970) s since 1970"
+        )
+      }
+      return .object([("$date", .string(text))])
     case .array(let elements):
       var values: [JSONWriter.Value] = []
       for element in elements { values.append(try jsonValue(element)) }

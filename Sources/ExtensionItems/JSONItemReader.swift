@@ -2,13 +2,6 @@ import Foundation
 
 /// Maps the object graph of `JSONSerialization` back to items, naming the path of any error.
 struct JSONItemReader {
-  /// A formatter for `$date` values; formatters are not thread-safe, so each use makes one.
-  static func makeDateFormatter() -> ISO8601DateFormatter {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter
-  }
-
   private func failure(_ path: String, _ message: String) -> ItemCodecError {
     ItemCodecError(.invalidJSON, "\(path): \(message)")
   }
@@ -170,7 +163,7 @@ struct JSONItemReader {
           guard let text = tagged as? String else {
             throw failure("\(path).$date", "expected an ISO 8601 date")
           }
-          guard let date = Self.makeDateFormatter().date(from: text) else {
+          guard let date = InternetDateTime.parse(text) else {
             throw failure("\(path).$date", "expected an ISO 8601 date")
           }
           return .date(date)

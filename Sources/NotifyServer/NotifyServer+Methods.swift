@@ -114,14 +114,14 @@ extension NotifyServer {
   /// Whether any rule applies to `name`, so that the caller's identity matters.
   func needsIdentity(_ name: NotifyName) -> Bool {
     AccessPolicy.reservedUserDigits(of: name.rawValue) != nil
-      || configuration.policy.rule(for: name.rawValue) != nil
+      || accessPolicy.rule(for: name.rawValue) != nil
   }
 
   private func perform(_ request: ServiceRequest, caller: ServerState.Caller?)
     throws(DBusError) -> [DBusValue]
   {
     if let (operation, name) = request.write, let caller {
-      if let reason = configuration.policy.check(
+      if let reason = accessPolicy.check(
         operation, name.rawValue, user: caller.user, groups: caller.groups)
       {
         state.withLock { $0.statistics.denied += 1 }
@@ -210,7 +210,7 @@ extension NotifyServer {
     var all = entries
     all["ProcessID"] = .uint32(UInt32(bitPattern: getpid()))
     all["StateFile"] = .string(configuration.store?.path ?? "")
-    all["AccessRules"] = .uint32(UInt32(clamping: configuration.policy.rules.count))
+    all["AccessRules"] = .uint32(UInt32(clamping: accessPolicy.rules.count))
     return .dictionary(all)
   }
 }

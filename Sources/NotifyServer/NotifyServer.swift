@@ -54,6 +54,8 @@ public final class NotifyServer: Sendable {
   /// The server's connection.
   public let connection: BusConnection
   let configuration: Configuration
+  /// The access rules in force: the configuration's until ``replaceAccessPolicy(_:)``.
+  private let policy: Mutex<AccessPolicy>
   let state: Mutex<ServerState>
   /// Serializes state file writes.
   private let writer = Mutex<Void>(())
@@ -62,10 +64,20 @@ public final class NotifyServer: Sendable {
   init(connection: BusConnection, configuration: Configuration, records: [StateRecord]) {
     self.connection = connection
     self.configuration = configuration
+    policy = Mutex(configuration.policy)
     var initial = ServerState(capacity: configuration.capacity)
     initial.table.load(records)
     initial.startTime = Self.realtimeNanoseconds()
     state = Mutex(initial)
+  }
+
+  /// The access rules in force.
+  public var accessPolicy: AccessPolicy { policy.withLock { $0 } }
+
+  /// Puts new access rules in force, as `notifyd` does on `SIGHUP`: calls that arrive from
+  /// now on are checked against them; a call already being checked keeps the old ones.
+  public func replaceAccessPolicy(_ newPolicy: AccessPolicy) {
+    policy.withLock { $0 = newPolicy }
   }
 
   /// Loads the state file, serves the interface, watches the bus, and takes the name.

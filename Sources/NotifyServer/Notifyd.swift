@@ -23,7 +23,9 @@ public enum Notifyd {
       Owns org.notifybus.Notify1 on the bus and serves SetState, GetState, Post, \
       RestoreState, ListNames and GetStatistics (Protocol/notifyd.md). Runs in the \
       foreground, logs to standard error, and exits cleanly on SIGTERM or SIGINT. State \
-      is kept in a state file unless --no-persist is given.
+      is kept in a state file unless --no-persist is given. On SIGHUP it reads --config \
+      again; when the file cannot be read or parsed, the rules in force stay and the log \
+      says why.
 
       With --install-service, writes the D-Bus service file that starts this notifyd on \
       demand, and exits.
@@ -91,7 +93,22 @@ public enum Notifyd {
       await connection.close()
       throw error
     }
+    let hangups = HangupSignals { [options] in
+      guard let path = options.configurationPath else {
+        log("SIGHUP: there is no --config to read again")
+        return
+      }
+      do throws(NotifydError) {
+        let policy = try Options.loadPolicy(path)
+        server.replaceAccessPolicy(policy)
+        log("SIGHUP: read \(path) again: \(policy.rules.count) rules in force")
+      } catch {
+        log(
+          "SIGHUP: keeping the \(server.accessPolicy.rules.count) rules in force: \(error.message)")
+      }
+    }
     let signal = await stop.wait()
+    hangups.cancel()
     log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
     await server.stop()
   }
@@ -101,6 +118,8 @@ public enum Notifyd {
     var bus: Bus
     var store: StateStore?
     var policy: AccessPolicy
+    /// The absolute path of `--config`, read again on SIGHUP.
+    var configurationPath: String?
     var capacity: Int
     /// The options a service file passes on to the activated notifyd.
     var passOn: [String] = []
@@ -144,6 +163,7 @@ public enum Notifyd {
       if let path = arguments.value("--config") {
         let absolute = Self.absolute(path)
         policy = try Self.loadPolicy(absolute)
+        configurationPath = absolute
         passOn += ["--config", absolute]
       } else {
         policy = AccessPolicy()
@@ -218,4 +238,19 @@ final class TerminationSignals: @unchecked Sendable {
       }
     }
   }
+}
+
+/// Runs a handler on each SIGHUP until cancelled; the signal no longer ends the process.
+final class HangupSignals {
+  private let source: any DispatchSourceSignal
+
+  init(_ handler: @escaping @Sendable () -> Void) {
+    signal(SIGHUP, SIG_IGN)
+    source = DispatchSource.makeSignalSource(
+      signal: SIGHUP, queue: DispatchQueue(label: "notifyd.hangup"))
+    source.setEventHandler(handler: handler)
+    source.resume()
+  }
+
+  func cancel() { source.cancel() }
 }

@@ -208,6 +208,49 @@ struct NotifydServiceTests {
     _ = daemon
   }
 
+  @Test func sighupReadsTheConfigurationAgainAndKeepsTheRulesWhenItIsBad() async throws {
+    let configuration = bus.directory + "/notify.conf"
+    writeFile(configuration, "reserve a. 0 0 rwrwrw\n")
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist", "--config", configuration])
+    let connection = try await connection()
+    func rules() async throws -> DBusValue? {
+      let statistics = try await connection.call(notifydCall("GetStatistics"))
+      return statistics.body.first?.stringDictionary?["AccessRules"]
+    }
+    #expect(try await rules() == .uint32(1))
+    writeFile(configuration, "reserve a. 0 0 rwrwrw\nreserve b. 0 0 rwr-r-\n")
+    daemon.process.kill(SIGHUP)
+    #expect(await eventually { daemon.log.contains("2 rules in force") }, "\(daemon.log)")
+    #expect(try await rules() == .uint32(2))
+    writeFile(configuration, "reserve a. 0 0 rwrwrw\nreserve b 0 0 rwx---\n")
+    daemon.process.kill(SIGHUP)
+    #expect(
+      await eventually {
+        daemon.log.contains("SIGHUP: keeping the 2 rules in force: bad configuration: ")
+      }, "\(daemon.log)")
+    #expect(try await rules() == .uint32(2))
+    await connection.close()
+  }
+
+  @Test func sighupWithoutAConfigurationIsLoggedAndNotifydStays() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    daemon.process.kill(SIGHUP)
+    #expect(await eventually { daemon.log.contains("SIGHUP: there is no --config") })
+    let connection = try await connection()
+    _ = try await connection.call(notifydCall("GetStatistics"))
+    await connection.close()
+  }
+
+  /// Whether `condition` holds within five seconds.
+  func eventually(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while ContinuousClock.now < deadline {
+      if condition() { return true }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+  }
+
   @Test func restoreStateKeepsTheNewerValue() async throws {
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
     let connection = try await connection()

@@ -159,7 +159,13 @@ public final class SharedDefaults: Sendable {
       var values = state.values
       try body(&values)
       guard values != state.values else { return }
-      let bytes = DefaultsFile.encode(values)
+      let bytes: [UInt8]
+      do {
+        bytes = try DefaultsFile.encode(values)
+      } catch {
+        throw ContainerError(
+          code: .unsupportedValue, path: path, message: "The values cannot be stored: \(error)")
+      }
       let temporary = ".\(fileName).\(getpid()).tmp"
       let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
       do throws(ContainerError) {

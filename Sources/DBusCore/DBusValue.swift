@@ -142,6 +142,10 @@ public indirect enum DBusValue: Hashable, Sendable {
       for field in fields { try field.validateStructure() }
     case .variant(let inner):
       try inner.validateStructure()
+      // A variant carries its content's signature, which has the signature's own limits.
+      if let rule = Signature.violation(in: inner.signatureString) {
+        throw DBusError(.invalidSignature, "a variant holding '\(inner.signatureString)': \(rule)")
+      }
     case .string(let text):
       if text.utf8.contains(0) {
         throw DBusError(.invalidArgs, "a D-Bus string must not contain a NUL character")

@@ -155,5 +155,8 @@ public struct Message: Hashable, Sendable {
       }
     }
     for value in body { try value.validate() }
+    if let rule = Signature.violation(in: signature.rawValue) {
+      throw DBusError(.invalidSignature, "the body's signature: \(rule)")
+    }
   }
 }

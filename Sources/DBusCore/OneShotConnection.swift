@@ -61,7 +61,9 @@ public final class OneShotConnection {
         return (try UnixStream(connectingTo: address), address)
       } catch {
         lastError = error
-        if !candidate.fallsThrough { throw error }
+        // An address this connection cannot use is not a missing bus: falling through to
+        // the embedded bus would post where no one listens.
+        if !candidate.fallsThrough || error.name == .badAddress { throw error }
       }
     }
     throw lastError
@@ -86,14 +88,31 @@ public final class OneShotConnection {
   /// Writes every queued message and `message`, then blocks until the reply to `message`.
   ///
   /// - Returns: The method return.
-  /// - Throws: ``DBusError``: the peer's error reply as it sent it, a failure of
-  ///   authentication, `Hello` or the connection, or ``DBusError/Name/noReply`` after
-  ///   `timeoutMilliseconds`.
+  /// - Throws: ``DBusError``: the peer's error reply as it sent it, or a failure of the
+  ///   connection, as ``reply(to:timeoutMilliseconds:)`` throws.
   public func call(_ message: Message, timeoutMilliseconds: Int = 25_000) throws(DBusError)
     -> Message
   {
+    let reply = try reply(to: message, timeoutMilliseconds: timeoutMilliseconds)
+    if let error = reply.error { throw error }
+    return reply
+  }
+
+  /// Writes every queued message and `message`, then blocks until the reply to `message`,
+  /// which may be an error reply: the peer's answer, told apart from the connection's
+  /// failures.
+  ///
+  /// - Returns: The method return or error reply.
+  /// - Throws: ``DBusError`` only when the connection fails: authentication or `Hello`
+  ///   failed, the bus closed the connection or sent a malformed message, or
+  ///   ``DBusError/Name/noReply`` after `timeoutMilliseconds`.
+  public func reply(to message: Message, timeoutMilliseconds: Int = 25_000) throws(DBusError)
+    -> Message
+  {
     let serial = try enqueue(message)
-    let deadline = MonotonicClock.now + timeoutMilliseconds * 1_000_000
+    let (nanoseconds, overflow) = max(0, timeoutMilliseconds).multipliedReportingOverflow(
+      by: 1_000_000)
+    let (deadline, late) = MonotonicClock.now.addingReportingOverflow(nanoseconds)
     do {
       try stream.write(outgoing)
     } catch {
@@ -101,11 +120,8 @@ public final class OneShotConnection {
     }
     outgoing.removeAll()
     while true {
-      let reply = try nextReply(deadline: deadline, waitingFor: message)
-      if reply.replySerial == serial {
-        if let error = reply.error { throw error }
-        return reply
-      }
+      let reply = try nextReply(deadline: overflow || late ? .max : deadline, waitingFor: message)
+      if reply.replySerial == serial { return reply }
     }
   }
 

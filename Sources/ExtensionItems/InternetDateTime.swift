@@ -21,9 +21,14 @@ enum InternetDateTime {
       + digits(seconds % 60, 2) + "." + digits(dayMilliseconds % 1000, 3) + "Z"
   }
 
+  /// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z, in seconds since 1970.
+  private static let firstSecond: Int64 = -62_135_596_800
+  private static let lastSecond: Int64 = 253_402_300_799
+
   /// Reads `YYYY-MM-DDTHH:MM:SS`, optional fractional seconds (digits past the ninth are
   /// checked and ignored), then `Z` or an offset `±HH:MM`; `nil` for anything else,
-  /// including fields out of range such as February 30.
+  /// including fields out of range such as February 30, a leap second other than at 23:59
+  /// UTC, and instants outside years 0001 to 9999 UTC, which ``format(_:)`` cannot write.
   static func parse(_ text: String) -> Date? {
     var scanner = Scanner(Array(text.utf8))
     guard let year = scanner.number(4), scanner.skip("-"),
@@ -58,12 +63,18 @@ enum InternetDateTime {
       else { return nil }
       offsetMinutes = sign * (offsetHour * 60 + offsetMinute)
     }
-    guard scanner.atEnd, year >= 1, (1...12).contains(month),
+    guard scanner.atEnd, (1...12).contains(month),
       (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60,
       second <= 60
     else { return nil }
+    // A leap second is the 61st second of 23:59 UTC, whatever the offset.
+    if second == 60 && ((hour * 60 + minute - offsetMinutes) % 1440 + 1440) % 1440 != 1439 {
+      return nil
+    }
     let days = days(fromYear: year, month: month, day: day)
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
+    // What reads must write back: years 0001 to 9999 in UTC.
+    guard (firstSecond...lastSecond).contains(seconds) else { return nil }
     return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
   }
 

@@ -160,11 +160,13 @@ struct JSONItemReader {
         case "$data":
           return .data(try base64(tagged, "\(path).$data"))
         case "$date":
-          guard let text = tagged as? String else {
-            throw failure("\(path).$date", "expected an ISO 8601 date")
-          }
+          let expected =
+            "expected an RFC 3339 date-time in years 0001 to 9999, such as "
+            + "2001-01-01T00:00:00.250Z"
+          guard let text = tagged as? String else { throw failure("\(path).$date", expected) }
           guard let date = InternetDateTime.parse(text) else {
-            throw failure("\(path).$date", "expected an ISO 8601 date")
+            let shown = text.count > 48 ? text.prefix(48) + "…" : Substring(text)
+            throw failure("\(path).$date", "\(expected), not '\(shown)'")
           }
           return .date(date)
         case "$dictionary":

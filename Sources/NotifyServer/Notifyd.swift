@@ -2,6 +2,7 @@ public import CommandLineSupport
 import DBus
 import Dispatch
 import NotifyServerFiles
+import Synchronization
 import SystemSupport
 
 #if canImport(Glibc)
@@ -76,24 +77,15 @@ public enum Notifyd {
       return
     }
     let log = NotifyServer.logToStandardError
-    let connection: BusConnection
-    do {
-      connection = try await BusConnection.connect(to: options.bus)
-    } catch {
-      throw NotifydError(.bus, "cannot reach the \(options.bus) bus: \(error.message)")
-    }
+    // Both signal watchers exist before the name is taken, so no signal finds the default
+    // action (which ends the process) once clients can see notifyd.
     let stop = TerminationSignals()
-    let server: NotifyServer
-    do {
-      server = try await NotifyServer.start(
-        on: connection,
-        configuration: .init(
-          policy: options.policy, store: options.store, capacity: options.capacity, log: log))
-    } catch {
-      await connection.close()
-      throw error
-    }
+    let serving = Mutex<NotifyServer?>(nil)
     let hangups = HangupSignals { [options] in
+      guard let server = serving.withLock({ $0 }) else {
+        log("SIGHUP: not serving yet; the configuration read at start stays")
+        return
+      }
       guard let path = options.configurationPath else {
         log("SIGHUP: there is no --config to read again")
         return
@@ -107,8 +99,25 @@ public enum Notifyd {
           "SIGHUP: keeping the \(server.accessPolicy.rules.count) rules in force: \(error.message)")
       }
     }
+    defer { hangups.cancel() }
+    let connection: BusConnection
+    do {
+      connection = try await BusConnection.connect(to: options.bus)
+    } catch {
+      throw NotifydError(.bus, "cannot reach the \(options.bus) bus: \(error.message)")
+    }
+    let server: NotifyServer
+    do {
+      server = try await NotifyServer.start(
+        on: connection,
+        configuration: .init(
+          policy: options.policy, store: options.store, capacity: options.capacity, log: log))
+    } catch {
+      await connection.close()
+      throw error
+    }
+    serving.withLock { $0 = server }
     let signal = await stop.wait()
-    hangups.cancel()
     log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
     await server.stop()
   }

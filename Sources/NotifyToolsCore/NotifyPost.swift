@@ -53,24 +53,26 @@ public enum NotifyPost {
     } catch {
       throw ToolError("cannot reach the \(bus) bus: \(error.message)")
     }
+    /// Asks notifyd; a failure of the connection is the bus's, an error reply notifyd's.
+    func ask(_ call: Message, _ failure: String) throws {
+      let reply: Message
+      do {
+        reply = try connection.reply(to: call, timeoutMilliseconds: 10_000)
+      } catch  where error.name == .noReply {
+        throw ToolError(failure + "notifyd did not answer within 10 s")
+      } catch {
+        throw ToolError("cannot reach the \(bus) bus: \(error.message)")
+      }
+      if let error = reply.error {
+        throw ToolError(failure + NotifyWire.error(fromService: error).message)
+      }
+    }
     for (sequence, name) in names.enumerated() {
       if let state {
-        do {
-          _ = try connection.call(NotifyWire.setState(name, state), timeoutMilliseconds: 10_000)
-        } catch {
-          throw ToolError(
-            "cannot set the state of '\(name)': "
-              + NotifyWire.error(fromService: error).message)
-        }
+        try ask(NotifyWire.setState(name, state), "cannot set the state of '\(name)': ")
       }
       if mediated {
-        do {
-          _ = try connection.call(NotifyWire.mediatedPost(name), timeoutMilliseconds: 10_000)
-        } catch {
-          throw ToolError(
-            "cannot post '\(name)' through notifyd: "
-              + NotifyWire.error(fromService: error).message)
-        }
+        try ask(NotifyWire.mediatedPost(name), "cannot post '\(name)' through notifyd: ")
         continue
       }
       try connection.send(NotifyWire.signal(for: name, sequence: UInt64(sequence + 1)))
@@ -78,7 +80,7 @@ public enum NotifyPost {
     do {
       try connection.flush()
     } catch {
-      throw ToolError("cannot post on the \(bus) bus: \(error.message)")
+      throw ToolError("cannot reach the \(bus) bus: \(error.message)")
     }
   }
 }

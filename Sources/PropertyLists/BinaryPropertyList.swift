@@ -32,8 +32,6 @@ public enum BinaryPropertyList {
     }
   }
 
-  private static let referenceDate = 978_307_200.0  // 2001-01-01 in Unix time
-
   /// Whether `bytes` start with the binary property-list magic.
   public static func isBinaryPropertyList(_ bytes: some Sequence<UInt8>) -> Bool {
     bytes.starts(with: "bplist0".utf8)
@@ -187,7 +185,7 @@ public enum BinaryPropertyList {
         let span = try range(offset + 1, 8)
         let seconds = Double(bitPattern: Self.bigEndian(bytes, at: span.lowerBound, size: 8))
         guard seconds.isFinite else { throw Failure("a date is not finite") }
-        return .date(Date(timeIntervalSince1970: seconds + BinaryPropertyList.referenceDate))
+        return .date(Date(timeIntervalSinceReferenceDate: seconds))
       case 0x4:
         let (count, start) = try count(at: offset)
         return .data(Data(bytes[try range(start, count)]))
@@ -262,7 +260,9 @@ public enum BinaryPropertyList {
   /// Encodes a value as a binary property list.
   ///
   /// Dictionary keys are written sorted, so equal values give equal bytes.
-  public static func encode(_ root: PropertyListValue) -> [UInt8] {
+  ///
+  /// - Throws: ``PropertyListError`` for a date that is not finite, which no reader accepts.
+  public static func encode(_ root: PropertyListValue) throws(PropertyListError) -> [UInt8] {
     var objects: [[UInt8]] = []
     var pending: [(value: PropertyListValue, index: Int)] = []
     // First pass: number the objects breadth-first; containers refer to later indices.
@@ -297,7 +297,10 @@ public enum BinaryPropertyList {
       case .double(let number):
         out = [0x23] + bigEndianBytes(number.bitPattern, size: 8)
       case .date(let date):
-        let seconds = date.timeIntervalSince1970 - referenceDate
+        let seconds = date.timeIntervalSinceReferenceDate
+        guard seconds.isFinite else {
+          throw PropertyListError("a date \(seconds) s from 2001-01-01 cannot be written")
+        }
         out = [0x33] + bigEndianBytes(seconds.bitPattern, size: 8)
       case .data(let data): out = header(0x4, data.count) + Array(data)
       case .string(let string):

@@ -191,7 +191,7 @@ struct DefaultsFileTests {
   }
 
   @Test func rejectsTruncationsAndGarbage() throws {
-    let bytes = DefaultsFile.encode(["key": "value", "list": [1, 2, 3]])
+    let bytes = try DefaultsFile.encode(["key": "value", "list": [1, 2, 3]])
     for length in 0..<bytes.count {
       #expect(throws: SpoolEntryFormat.Failure.self) {
         try DefaultsFile.decode(Array(bytes.prefix(length)))
@@ -220,7 +220,7 @@ struct DefaultsFileTests {
   func writesFilesThatPythonPlistlibReads() throws {
     let temporary = TemporaryDirectory()
     let path = temporary.path + "/out.plist"
-    let bytes = DefaultsFile.encode([
+    let bytes = try DefaultsFile.encode([
       "s": "naïve", "i": -7, "big": 70_000, "d": 2.5, "b": true, "a": ["x", 1], "n": ["k": "v"],
     ])
     try Data(bytes).write(to: URL(fileURLWithPath: path))

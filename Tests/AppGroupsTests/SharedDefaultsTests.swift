@@ -36,6 +36,20 @@ struct SharedDefaultsTests {
     #expect(try reader.integer(forKey: "missing") == 0)
   }
 
+  /// A date that is not finite cannot be written, and trying leaves the file readable.
+  @Test func anInfiniteDateIsRefusedAndTheFileStaysReadable() throws {
+    let temporary = TemporaryDirectory()
+    let defaults = try SharedDefaults(container: temporary.container())
+    try defaults.set("kept", forKey: "before")
+    let error = #expect(throws: ContainerError.self) {
+      try defaults.set(Date(timeIntervalSinceReferenceDate: .infinity), forKey: "when")
+    }
+    #expect(error?.code == .unsupportedValue)
+    #expect(error?.message.contains("cannot be written") == true, "\(String(describing: error))")
+    let reader = try SharedDefaults(container: temporary.container())
+    #expect(try reader.dictionaryRepresentation() == ["before": "kept"])
+  }
+
   @Test func convertsLikeUserDefaults() throws {
     let temporary = TemporaryDirectory()
     let defaults = try SharedDefaults(container: temporary.container())

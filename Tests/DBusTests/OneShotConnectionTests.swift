@@ -47,6 +47,29 @@ struct OneShotConnectionTests {
     #expect(error?.message.contains("org.example.Nobody") == true)
   }
 
+  @Test func replyToReturnsErrorRepliesAndHugeTimeoutsAreFine() throws {
+    let connection = try OneShotConnection(to: .address(bus.address))
+    let reply = try connection.reply(
+      to: .methodCall(
+        destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+        interface: "org.freedesktop.DBus", member: "GetNameOwner", body: ["org.example.Nobody"]),
+      timeoutMilliseconds: .max)
+    #expect(reply.kind == .error)
+    #expect(reply.error?.name == .nameHasNoOwner)
+    try connection.flush(timeoutMilliseconds: .max)
+  }
+
+  @Test func everyUnreachableSocketOfAnAddressIsNamed() throws {
+    let address = try BusAddress(
+      "unix:path=\(bus.directory)/one;unix:abstract=notifybus-test-none-\(getpid())")
+    let error = #expect(throws: DBusError.self) { try OneShotConnection(to: .address(address)) }
+    #expect(error?.name == .noServer)
+    #expect(
+      error?.message
+        == "cannot connect to \(address): \(bus.directory)/one: (2) No such file or directory; "
+        + "abstract notifybus-test-none-\(getpid()): (111) Connection refused")
+  }
+
   @Test func aMissingSocketIsNoServerNamingIt() {
     let error = #expect(throws: DBusError.self) {
       try OneShotConnection(to: .address(.unixSocket(bus.directory + "/none")))

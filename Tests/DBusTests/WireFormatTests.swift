@@ -124,6 +124,23 @@ struct WireFormatTests {
     #expect(error?.message.contains("containers nest deeper than 64") == true)
   }
 
+  /// Every signature a message carries (the body's, each variant's) has the 255-byte limit;
+  /// the writer refuses rather than truncate a length byte.
+  @Test func signaturesOverTheLimitAreRefusedBeforeWriting() {
+    let long = Message.signal(
+      path: "/a", interface: "a.b", member: "C",
+      body: Array(repeating: .byte(1), count: 256))
+    let body = #expect(throws: DBusError.self) { try long.marshalled() }
+    #expect(body?.name == .invalidSignature)
+    #expect(body?.message == "the body's signature: is 256 bytes long; the limit is 255")
+    let variant = Message.signal(
+      path: "/a", interface: "a.b", member: "C",
+      body: [.variant(.structure(Array(repeating: .byte(1), count: 300)))])
+    let inner = #expect(throws: DBusError.self) { try variant.marshalled() }
+    #expect(inner?.message.contains("a variant holding '(yyy") == true)
+    #expect(inner?.message.contains("is 302 bytes long") == true)
+  }
+
   @Test func unknownHeaderFieldsAreIgnored() throws {
     var bytes = try Message.signal(path: "/a", interface: "a.b", member: "C", destination: ":1.2")
       .marshalled()

@@ -52,10 +52,19 @@ struct InternetDateTimeTests {
     "2024-04-31T00:00:00Z", "2024-06-01T24:00:00Z", "2024-06-01T12:60:00Z",
     "2024-06-01T12:00:61Z", "2024-06-01T12:00:00.Z", "2024-06-01T12:00:00+0200",
     "2024-06-01T12:00:00+24:00", "0000-01-01T00:00:00Z", "2024-06-01T12:00:00Zjunk",
-    "２０２４-06-01T12:00:00Z",
+    "２０２４-06-01T12:00:00Z", "2021-01-01T12:00:60Z", "9999-12-31T23:59:60Z",
+    "0001-01-01T00:00:00+01:00", "0000-06-01T00:00:00Z",
   ])
   func refusesMalformedDates(_ text: String) {
     #expect(InternetDateTime.parse(text) == nil)
+  }
+
+  @Test func leapSecondsAndYearZeroAreReadWhereTheyLandInRange() throws {
+    let leap = try #require(InternetDateTime.parse("2016-12-31T23:59:60Z"))
+    #expect(InternetDateTime.format(leap) == "2017-01-01T00:00:00.000Z")
+    #expect(InternetDateTime.parse("2016-12-31T15:59:60-08:00") == leap)
+    let yearZero = try #require(InternetDateTime.parse("0000-12-31T23:30:00-01:00"))
+    #expect(InternetDateTime.format(yearZero) == "0001-01-01T00:30:00.000Z")
   }
 
   @Test func datesOutsideFourDigitYearsCannotBeWritten() {

@@ -113,6 +113,20 @@ struct ToolTests {
       "\(result)")
   }
 
+  /// A session bus notify-post cannot reach (tcp) is an error, not a reason to post on the
+  /// embedded bus, where the session's watchers would never hear it.
+  @Test func notifyPostDoesNotFallBackFromASessionBusItCannotUse() throws {
+    let result = try Products.run(
+      "notify-post", ["a.b"],
+      environment: [
+        "NOTIFYBUS_BUS_ADDRESS": "", "DBUS_SESSION_BUS_ADDRESS": "tcp:host=localhost,port=1",
+        "XDG_RUNTIME_DIR": bus.directory,
+      ])
+    #expect(result.status == 1, "\(result)")
+    #expect(result.error.contains("reaches Unix sockets"), "\(result)")
+    #expect(access(bus.directory + "/notifybus", F_OK) != 0, "an embedded bus was started")
+  }
+
   /// notify-post's start-up cost rests on being one static executable with no libdbus: no
   /// dynamic loader, no shared libraries to map and relocate.
   @Test func notifyPostIsAStaticExecutableWithoutLibdbus() throws {

@@ -28,6 +28,8 @@ struct BinaryPropertyListTests {
       "true": true, "false": false, "empty": [], "emptyDict": [:],
       "data": .data(Data(repeating: 0xAB, count: 40)),
       "date": .date(Date(timeIntervalSince1970: -5)),
+      "fraction": .date(Date(timeIntervalSinceReferenceDate: 0.1)),
+      "tiny": .date(Date(timeIntervalSinceReferenceDate: -0.000_000_1)),
       "list": .array((0..<20).map { .integer($0) }),
     ]
     #expect(try BinaryPropertyList.decode(BinaryPropertyList.encode(value)) == value)
@@ -67,8 +69,18 @@ struct BinaryPropertyListTests {
     #expect(try BinaryPropertyList.decode(plist([large])) == .double(Double(UInt64.max)))
   }
 
+  @Test func datesThatAreNotFiniteAreNotWritten() {
+    for seconds in [Double.infinity, -.infinity, .nan] {
+      let error = #expect(throws: PropertyListError.self) {
+        try BinaryPropertyList.encode(["when": .date(Date(timeIntervalSinceReferenceDate: seconds))]
+        )
+      }
+      #expect(error?.message.contains("cannot be written") == true)
+    }
+  }
+
   @Test func limitsAreTheCallersToSet() throws {
-    let bytes = BinaryPropertyList.encode([[["deep"]]])
+    let bytes = try BinaryPropertyList.encode([[["deep"]]])
     #expect(try BinaryPropertyList.decode(bytes) == [[["deep"]]])
     let tight = BinaryPropertyList.Limits(maximumDepth: 3, maximumValues: 100)
     let deep = #expect(throws: PropertyListError.self) {
@@ -105,9 +117,9 @@ struct BinaryPropertyListTests {
     #expect(failure?.message.contains("outside the object area") == true)
   }
 
-  @Test func refusesDeepNestingAndExpansionBombs() {
+  @Test func refusesDeepNestingAndExpansionBombs() throws {
     // 300 arrays, each holding the next: deeper than the limit.
-    let deepBytes = BinaryPropertyList.encode(
+    let deepBytes = try BinaryPropertyList.encode(
       (0..<300).reduce(PropertyListValue.bool(true)) { inner, _ in .array([inner]) })
     #expect(throws: PropertyListError.self) { try BinaryPropertyList.decode(deepBytes) }
     // 12 levels of 14 references to the same next array: 14^12 values if expanded.

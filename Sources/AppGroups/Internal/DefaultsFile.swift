@@ -4,8 +4,8 @@ import PropertyLists
 /// dictionary with string keys.
 enum DefaultsFile {
   /// Encodes a defaults dictionary.
-  static func encode(_ values: [String: PropertyListValue]) -> [UInt8] {
-    BinaryPropertyList.encode(.dictionary(values))
+  static func encode(_ values: [String: PropertyListValue]) throws(PropertyListError) -> [UInt8] {
+    try BinaryPropertyList.encode(.dictionary(values))
   }
 
   /// Decodes a defaults file, refusing anything but a binary property list whose root is a

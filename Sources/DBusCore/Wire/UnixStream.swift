@@ -12,13 +12,16 @@ final class UnixStream {
   /// - Throws: ``DBusError`` with name ``DBusError/Name/noServer`` naming the socket and
   ///   the system's reason, or ``DBusError/Name/badAddress`` when no entry is a Unix socket.
   init(connectingTo address: BusAddress) throws(DBusError) {
-    var lastError: DBusError?
+    var failures: [(socket: String, reason: Errno)] = []
     for entry in address.entries where entry.transport == "unix" {
       let name: [UInt8]
+      let described: String
       if let path = entry["path"] {
         name = Array(path.utf8)
+        described = path
       } else if let abstract = entry["abstract"] {
         name = [0] + Array(abstract.utf8)
+        described = "abstract " + abstract
       } else {
         continue  // dir=, tmpdir= and runtime= are for servers
       }
@@ -26,14 +29,21 @@ final class UnixStream {
         descriptor = try Self.connect(to: name)
         return
       } catch {
-        lastError = DBusError(.noServer, "cannot connect to \(address): \(error)")
+        failures.append((described, error))
       }
     }
-    throw lastError
-      ?? DBusError(
+    switch failures.count {
+    case 0:
+      throw DBusError(
         .badAddress,
         "cannot connect to \(address): a one-shot connection reaches Unix sockets "
           + "(unix:path= or unix:abstract=) only")
+    case 1:
+      throw DBusError(.noServer, "cannot connect to \(address): \(failures[0].reason)")
+    default:
+      let each = failures.map { "\($0.socket): \($0.reason)" }
+      throw DBusError(.noServer, "cannot connect to \(address): " + each.joined(separator: "; "))
+    }
   }
 
   deinit { close(descriptor) }

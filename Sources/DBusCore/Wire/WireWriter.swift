@@ -23,8 +23,10 @@ struct WireWriter {
     bytes.append(0)
   }
 
-  /// A `SIGNATURE`: one length byte, ASCII, NUL.
+  /// A `SIGNATURE`: one length byte, ASCII, NUL; the value must be a valid signature, so at
+  /// most 255 bytes (``Message/validate()`` checks every signature a message carries).
   mutating func signature(_ value: String) {
+    precondition(value.utf8.count <= Signature.maximumLength, "unchecked signature '\(value)'")
     bytes.append(UInt8(truncatingIfNeeded: value.utf8.count))
     bytes.append(contentsOf: value.utf8)
     bytes.append(0)

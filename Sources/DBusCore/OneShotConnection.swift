@@ -8,8 +8,8 @@ import SystemSupport
 /// D-Bus spoken in Swift over a Unix socket, with no libdbus, no threads and no concurrency
 /// runtime, so a program that posts and exits can be one small static executable.
 ///
-/// Nothing is written until ``flush(timeoutMilliseconds:)`` or ``call(_:timeoutMilliseconds:)``:
-/// authentication (SASL `EXTERNAL`), `Hello` and every queued message then go out in one
+/// Nothing is written until ``flush(timeoutMilliseconds:)``, ``call(_:timeoutMilliseconds:)``
+/// or ``reply(to:timeoutMilliseconds:)``: authentication (SASL `EXTERNAL`), `Hello` and every queued message then go out in one
 /// write, and one round trip with the bus confirms them all.
 ///
 /// ```swift
@@ -32,8 +32,9 @@ public final class OneShotConnection {
   private var outgoing: [UInt8]
   private var incoming: [UInt8] = []
   private var authenticated = false
-  private var lastSerial: UInt32 = 0
-  private let helloSerial: UInt32
+  /// `Hello` is the first message, serial 1.
+  private let helloSerial: UInt32 = 1
+  private var lastSerial: UInt32 = 1
 
   /// Connects, resolving `bus` as `BusConnection` does (starting the embedded bus when
   /// it is the one chosen), and queues authentication and `Hello`.
@@ -41,10 +42,9 @@ public final class OneShotConnection {
   /// - Throws: ``DBusError`` when no bus can be reached or the address is malformed.
   public init(to bus: Bus = .automatic) throws(DBusError) {
     (stream, address) = try Self.connect(to: bus)
-    outgoing = ExternalAuthentication.request(uid: geteuid())
-    helloSerial = 1
-    lastSerial = 1
-    outgoing += try Self.bus(member: "Hello").marshalled()
+    var hello = Self.bus(member: "Hello")
+    hello.serial = helloSerial
+    outgoing = try ExternalAuthentication.request(uid: geteuid()) + hello.marshalled()
   }
 
   /// The first of `bus`'s candidates that accepts a connection.

@@ -43,26 +43,29 @@ struct ItemCodecTests {
     #expect(message.count == 224)
   }
 
+  /// Each limit, items that pass it, and the error code; both directions check them.
+  static let limitCases: [(ItemCodecLimits, [ExtensionItem], ItemCodecError.Code)] = [
+    (
+      ItemCodecLimits(maximumItemCount: 2), Array(repeating: ExtensionItem(), count: 3),
+      .tooManyItems
+    ),
+    (
+      ItemCodecLimits(maximumAttachmentCount: 9), [SampleItems.tenAttachments],
+      .tooManyAttachments
+    ),
+    (
+      ItemCodecLimits(maximumRepresentationsPerAttachment: 1), [SampleItems.photo],
+      .tooManyRepresentations
+    ),
+    (ItemCodecLimits(maximumInlineBytes: 299), [SampleItems.photo], .tooManyInlineBytes),
+    (ItemCodecLimits(maximumNestingDepth: 1), [SampleItems.photo], .nestingTooDeep),
+    (ItemCodecLimits(maximumStringLength: 10), [SampleItems.webPage], .stringTooLong),
+    (ItemCodecLimits(maximumMessageSize: 200), [SampleItems.webPage], .messageTooLarge),
+  ]
+
   @Test func limitsAreEnforcedWhenEncoding() {
-    let cases: [(ItemCodecLimits, [ExtensionItem], ItemCodecError.Code)] = [
-      (
-        ItemCodecLimits(maximumItemCount: 2), Array(repeating: ExtensionItem(), count: 3),
-        .tooManyItems
-      ),
-      (
-        ItemCodecLimits(maximumAttachmentCount: 9), [SampleItems.tenAttachments],
-        .tooManyAttachments
-      ),
-      (
-        ItemCodecLimits(maximumRepresentationsPerAttachment: 1), [SampleItems.photo],
-        .tooManyRepresentations
-      ),
-      (ItemCodecLimits(maximumInlineBytes: 299), [SampleItems.photo], .tooManyInlineBytes),
-      (ItemCodecLimits(maximumNestingDepth: 1), [SampleItems.photo], .nestingTooDeep),
-      (ItemCodecLimits(maximumStringLength: 10), [SampleItems.webPage], .stringTooLong),
-      (ItemCodecLimits(maximumMessageSize: 200), [SampleItems.webPage], .messageTooLarge),
-      (.default, [ExtensionItem(attributedTitle: "a\u{0}b")], .invalidString),
-    ]
+    let cases =
+      Self.limitCases + [(.default, [ExtensionItem(attributedTitle: "a\u{0}b")], .invalidString)]
     for (limits, items, code) in cases {
       do {
         _ = try ItemCodec.encode(items, limits: limits)
@@ -77,25 +80,7 @@ struct ItemCodecTests {
   }
 
   @Test func limitsAreEnforcedWhenDecoding() throws {
-    let cases: [(ItemCodecLimits, [ExtensionItem], ItemCodecError.Code)] = [
-      (
-        ItemCodecLimits(maximumItemCount: 2), Array(repeating: ExtensionItem(), count: 3),
-        .tooManyItems
-      ),
-      (
-        ItemCodecLimits(maximumAttachmentCount: 9), [SampleItems.tenAttachments],
-        .tooManyAttachments
-      ),
-      (
-        ItemCodecLimits(maximumRepresentationsPerAttachment: 1), [SampleItems.photo],
-        .tooManyRepresentations
-      ),
-      (ItemCodecLimits(maximumInlineBytes: 299), [SampleItems.photo], .tooManyInlineBytes),
-      (ItemCodecLimits(maximumNestingDepth: 1), [SampleItems.photo], .nestingTooDeep),
-      (ItemCodecLimits(maximumStringLength: 10), [SampleItems.webPage], .stringTooLong),
-      (ItemCodecLimits(maximumMessageSize: 200), [SampleItems.webPage], .messageTooLarge),
-    ]
-    for (limits, items, code) in cases {
+    for (limits, items, code) in Self.limitCases {
       let bytes = try ItemCodec.encode(items)
       do {
         _ = try ItemCodec.decode(bytes, limits: limits)

@@ -95,8 +95,12 @@ let package = Package(
     .target(name: "NotifyServerFiles"),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
-      name: "NotifyServer",
-      dependencies: ["DBus", "Notify", "NotifyServerFiles", "CommandLineSupport", "SystemSupport"]
+      name: "NotifyServer", dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "SystemSupport"]
+    ),
+    /// notifyd's command line: options, signals and the run loop around ``NotifyServer``.
+    .target(
+      name: "NotifydTool",
+      dependencies: ["NotifyServer", "NotifyServerFiles", "DBus", "CommandLineSupport", "SystemSupport"]
     ),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(
@@ -122,7 +126,7 @@ let package = Package(
     /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
     .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
-    .executableTarget(name: "notifyd", dependencies: ["NotifyServer", "CommandLineSupport"]),
+    .executableTarget(name: "notifyd", dependencies: ["NotifydTool", "CommandLineSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
@@ -239,8 +243,8 @@ let package = Package(
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
-        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
-        "SystemSupport", "notifyd", "notifyutil",
+        "NotifyServer", "NotifyServerFiles", "NotifydTool", "Notify", "DBus", "CommandLineSupport",
+        "TestSupport", "SystemSupport", "notifyd", "notifyutil",
       ]
     ),
     .testTarget(

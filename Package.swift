@@ -95,12 +95,15 @@ let package = Package(
     .target(name: "NotifyServerFiles"),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
-      name: "NotifyServer", dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "SystemSupport"]
+      name: "NotifyServer",
+      dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "SystemSupport"]
     ),
     /// notifyd's command line: options, signals and the run loop around ``NotifyServer``.
     .target(
       name: "NotifydTool",
-      dependencies: ["NotifyServer", "NotifyServerFiles", "DBus", "CommandLineSupport", "SystemSupport"]
+      dependencies: [
+        "NotifyServer", "NotifyServerFiles", "DBus", "CommandLineSupport", "SystemSupport",
+      ]
     ),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(

@@ -1,6 +1,7 @@
 public import CommandLineSupport
 import DBus
 import Dispatch
+import NotifyServer
 import NotifyServerFiles
 import Synchronization
 import SystemSupport
@@ -91,7 +92,7 @@ public enum Notifyd {
         return
       }
       do throws(NotifydError) {
-        let policy = try Options.loadPolicy(path)
+        let policy = try AccessPolicy.load(contentsOf: path)
         server.replaceAccessPolicy(policy)
         log("SIGHUP: read \(path) again: \(policy.rules.count) rules in force")
       } catch {
@@ -171,24 +172,11 @@ public enum Notifyd {
       }
       if let path = arguments.value("--config") {
         let absolute = Self.absolute(path)
-        policy = try Self.loadPolicy(absolute)
+        policy = try AccessPolicy.load(contentsOf: absolute)
         configurationPath = absolute
         passOn += ["--config", absolute]
       } else {
         policy = AccessPolicy()
-      }
-    }
-
-    static func loadPolicy(_ path: String) throws(NotifydError) -> AccessPolicy {
-      switch FileBytes.read(path, limit: AccessConfiguration.maximumSize) {
-      case .failure(let error):
-        throw NotifydError(.configuration, "cannot read the configuration \(path): \(error)")
-      case .success(let bytes):
-        do {
-          return AccessPolicy(rules: try AccessConfiguration.parse(bytes, path: path))
-        } catch {
-          throw NotifydError(.configuration, "bad configuration: \(error.message)")
-        }
       }
     }
 

@@ -1,5 +1,5 @@
 import CommandLineSupport
-import NotifyServer
+import NotifydTool
 import SystemSupport
 import Testing
 

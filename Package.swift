@@ -102,7 +102,8 @@ let package = Package(
     .target(
       name: "NotifydTool",
       dependencies: [
-        "NotifyServer", "NotifyServerFiles", "DBus", "CommandLineSupport", "SystemSupport",
+        "NotifyServer", "NotifyServerFiles", "NotifyToolsCore", "DBus", "CommandLineSupport",
+        "SystemSupport",
       ]
     ),
     /// What the notify tools do, as testable library code; the executables only call it.
@@ -136,14 +137,15 @@ let package = Package(
     /// The README's first command: a signal round trip on the embedded bus.
     .executableTarget(
       name: "notifybus-demo",
-      dependencies: ["DBus"],
+      dependencies: ["DBus", "CommandLineSupport", "NotifyToolsCore", "SystemSupport"],
       path: "Examples/SignalDemo"
     ),
     /// What the share-extension and read-later examples do, as testable library code.
     .target(
       name: "HandoffExamples",
       dependencies: [
-        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
+        "NotifyToolsCore", "CSQLite",
       ],
       path: "Examples/Support"
     ),
@@ -172,7 +174,8 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CSQLite",
+        "SystemSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),

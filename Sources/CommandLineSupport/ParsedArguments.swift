@@ -18,10 +18,31 @@ public struct ParsedArguments: Hashable, Sendable {
     public var option: OptionDescription
     /// The name the user typed, such as `-c` for `-c, --count`.
     public var spelling: String
-    /// The value, or `nil` for a flag.
-    public var value: String?
+    /// The values: none for a flag (or an optional value left out), one for most options,
+    /// more for an option with ``OptionDescription/additionalValueNames``.
+    public var values: [String]
     /// The option's index in ``CommandDescription/options``, so lookups compare integers.
     var index: Int
+
+    /// The first value, or `nil` for a flag.
+    public var value: String? { values.first }
+
+    /// Value `position` converted, or `nil` when the occurrence has no such value.
+    ///
+    /// - Throws: ``CommandLineError`` naming the option as typed and the value:
+    ///   `The value 'ten' is invalid for '-s <key> <val>': not an integer`.
+    public func value<Value: CommandLineValue>(
+      at position: Int = 0, as type: Value.Type
+    ) throws(CommandLineError) -> Value? {
+      guard position < values.count else { return nil }
+      do throws(ValueConversionError) {
+        return try Value(commandLineArgument: values[position])
+      } catch {
+        throw .invalidValue(
+          values[position], label: option.spelled(spelling), abstract: option.abstract,
+          error: error)
+      }
+    }
   }
 
   /// The command that was parsed.

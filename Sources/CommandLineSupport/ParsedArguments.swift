@@ -122,7 +122,10 @@ extension ParsedArguments {
         case .argument(let index):
           (command.arguments[index].helpLabel, command.arguments[index].abstract)
         }
-      throw .invalidValue(entry.text, label: label, abstract: abstract, error: error)
+      var failure = CommandLineError.invalidValue(
+        entry.text, label: label, abstract: abstract, error: error)
+      failure.commandPath = command.path
+      throw failure
     }
   }
 

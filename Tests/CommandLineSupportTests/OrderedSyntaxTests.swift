@@ -1,8 +1,8 @@
 import CommandLineSupport
 import Testing
 
-/// Scans notifyutil's command line with ``ArgumentTokens``, the way the notifyutil tool will.
-struct ArgumentTokensTests {
+/// Reads notifyutil's command line with the ordered syntax, the way the notifyutil tool does.
+struct OrderedSyntaxTests {
   /// One step of a notifyutil command line, in the order it runs.
   enum Step: Equatable {
     case quiet
@@ -15,34 +15,44 @@ struct ArgumentTokensTests {
     case mode(String, signal: Int32?)
   }
 
-  /// A notifyutil command line reduced to its steps, as the real tool will read it.
+  static let command = CommandDescription(
+    name: "notifyutil",
+    usage: "notifyutil [-q] [-v] [-z msec] command ...",
+    options: [
+      .flag("-q", abstract: "quiet mode"),
+      .flag("-v", abstract: "verbose"),
+      .option("-z", value: "msec", abstract: ""),
+      .option("-p", value: "key", abstract: ""),
+      .option("-w", value: "key", abstract: ""),
+      .option("-g", value: "key", abstract: ""),
+      .option("-s", value: "key", abstract: "").with { $0.additionalValueNames = ["value"] },
+      .option("-#", value: "key", abstract: "").with { $0.isNumbered = true },
+      .flag("-port", abstract: ""), .flag("-file", abstract: ""), .flag("-check", abstract: ""),
+      .flag("-plain", abstract: ""), .flag("-dispatch", abstract: ""),
+      OptionDescription(names: ["-signal", "-sig"], valueName: "signal", abstract: "").with {
+        $0.isValueOptional = true
+      },
+    ],
+    syntax: .ordered)
+
+  /// A notifyutil command line reduced to its steps, as the real tool reads it.
   func steps(_ arguments: [String]) throws(CommandLineError) -> [Step] {
-    var tokens = ArgumentTokens(arguments)
     var steps: [Step] = []
-    while let token = tokens.next() {
-      switch token {
+    for occurrence in try Self.command.parse(arguments).occurrences {
+      switch occurrence.option.names[0] {
       case "-q": steps.append(.quiet)
       case "-v": steps.append(.verbose)
-      case "-z":
-        steps.append(.delay(try tokens.nextValue(for: "-z", valueName: "msec", as: Int.self)))
-      case "-p": steps.append(.post(try tokens.nextValue(for: "-p", valueName: "key")))
-      case "-w": steps.append(.watch(try tokens.nextValue(for: "-w", valueName: "key"), count: nil))
-      case "-g": steps.append(.get(try tokens.nextValue(for: "-g", valueName: "key")))
+      case "-z": steps.append(.delay(try occurrence.value(as: Int.self)!))
+      case "-p": steps.append(.post(occurrence.values[0]))
+      case "-w": steps.append(.watch(occurrence.values[0], count: nil))
+      case "-g": steps.append(.get(occurrence.values[0]))
       case "-s":
-        let key = try tokens.nextValue(for: "-s", valueName: "key")
-        steps.append(
-          .set(key, try tokens.nextValue(for: "-s", valueName: "value", as: UInt64.self)))
-      case "-port", "-file", "-check", "-plain", "-dispatch":
-        steps.append(.mode(String(token.dropFirst()), signal: nil))
-      case "-signal", "-sig":
-        let number = try tokens.nextOptionalValue(for: token, valueName: "signal", as: Int32.self)
-        steps.append(.mode("signal", signal: number ?? 1))
-      default:
-        guard let count = try ArgumentTokens.numericOption(token) else {
-          throw token.hasPrefix("-")
-            ? ArgumentTokens.unknownOption(token) : ArgumentTokens.unexpectedArgument(token)
-        }
-        steps.append(.watch(try tokens.nextValue(for: token, valueName: "key"), count: count))
+        steps.append(.set(occurrence.values[0], try occurrence.value(at: 1, as: UInt64.self)!))
+      case "-#":
+        steps.append(.watch(occurrence.values[0], count: Int(occurrence.spelling.dropFirst())))
+      case "-signal":
+        steps.append(.mode("signal", signal: try occurrence.value(as: Int32.self) ?? 1))
+      default: steps.append(.mode(String(occurrence.spelling.dropFirst()), signal: nil))
       }
     }
     return steps
@@ -73,14 +83,14 @@ struct ArgumentTokensTests {
   @Test func namesTheOffendingToken() {
     let cases: [([String], CommandLineError.Code, String)] = [
       (["-p"], .missingValue, "Missing value for '-p <key>'"),
-      (["-s", "k"], .missingValue, "Missing value for '-s <value>'"),
+      (["-s", "k"], .missingValue, "Missing value for '-s <key> <value>'"),
       (
         ["-z", "soon"], .invalidValue, "The value 'soon' is invalid for '-z <msec>': not an integer"
       ),
       (["-z", ""], .invalidValue, "The value '' is invalid for '-z <msec>': an integer is needed"),
       (
         ["-s", "k", "-1"], .invalidValue,
-        "The value '-1' is invalid for '-s <value>': must not be negative"
+        "The value '-1' is invalid for '-s <key> <value>': must not be negative"
       ),
       (
         ["-signal", "HUP"], .invalidValue,
@@ -106,20 +116,20 @@ struct ArgumentTokensTests {
     }
   }
 
-  @Test func peeksWithoutConsuming() {
-    var tokens = ArgumentTokens(["-a", "b"])
-    #expect(tokens.peek() == "-a" && tokens.position == 0)
-    #expect(tokens.next() == "-a")
-    #expect(tokens.remaining == ["b"])
-    #expect(tokens.next() == "b" && tokens.isAtEnd)
-    #expect(tokens.next() == nil && tokens.peek() == nil)
+  @Test func recognisesOnlyDigitsAsANumberedOption() throws {
+    #expect(try steps(["-007", "k"]) == [.watch("k", count: 7)])
+    for token in ["-a1", "-1.5", "--1", "-١"] {
+      #expect(throws: CommandLineError.self, "\(token)") { try steps([token, "k"]) }
+    }
   }
 
-  @Test func recognisesOnlyDigitsAsANumericOption() throws {
-    #expect(try ArgumentTokens.numericOption("-1") == 1)
-    #expect(try ArgumentTokens.numericOption("-007") == 7)
-    for token in ["-", "1", "-a1", "-1.5", "--1", "-١"] {
-      #expect(try ArgumentTokens.numericOption(token) == nil, "\(token)")
-    }
+  @Test func helpIsDarwinsLayoutOnStandardErrorForDashH() {
+    let runner = CommandRunner(Self.command)
+    let short = runner.outcome { _ = try Self.command.parse(["-p", "a", "-h"]) }
+    #expect(short.stream == .standardError && short.exitCode == .success)
+    #expect(short.text.hasPrefix("usage: notifyutil [-q] [-v] [-z msec] command ...\n    -q "))
+    #expect(short.text.contains("\n    -s key value   \n"))
+    let long = runner.outcome { _ = try Self.command.parse(["--help"]) }
+    #expect(long.stream == .standardOutput && long.text == short.text)
   }
 }

@@ -249,8 +249,8 @@ let package = Package(
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
-        "NotifyServer", "NotifyServerFiles", "NotifydTool", "Notify", "DBus", "CommandLineSupport",
-        "TestSupport", "SystemSupport", "notifyd", "notifyutil",
+        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
+        "SystemSupport", "notifyd", "notifyutil",
       ]
     ),
     .testTarget(

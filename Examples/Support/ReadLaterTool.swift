@@ -56,11 +56,7 @@ public enum ReadLaterTool {
       """,
     version: notifyBusVersion,
     subcommands: [watchCommand, listCommand],
-    environment: [
-      .init(
-        "NOTIFYBUS_GROUPS_DIR",
-        "The directory holding App Group containers (default $XDG_DATA_HOME/notifybus/groups).")
-    ] + CommandDescription.Entry.busEnvironment,
+    environment: ShareExtensionTool.environment,
     files: [
       .init(
         "$XDG_DATA_HOME/notifybus/groups/GROUP/ReadLater/library.sqlite",

@@ -17,6 +17,14 @@ public enum ShareExtensionTool {
   /// The doorbell the example rings.
   public static let defaultNotification = "group.example.saved"
 
+  /// What the example tools read from the environment: the groups directory and the bus.
+  static let environment: [CommandDescription.Entry] =
+    [
+      .init(
+        "NOTIFYBUS_GROUPS_DIR",
+        "The directory holding App Group containers (default $XDG_DATA_HOME/notifybus/groups).")
+    ] + CommandDescription.Entry.busEnvironment
+
   /// The command line.
   public static let command = CommandDescription(
     name: "share-extension",
@@ -58,11 +66,7 @@ public enum ShareExtensionTool {
         "An argument was invalid (the message names it), or the activation rule refused the "
           + "item (the message names the rule)."),
     ],
-    environment: [
-      .init(
-        "NOTIFYBUS_GROUPS_DIR",
-        "The directory holding App Group containers (default $XDG_DATA_HOME/notifybus/groups).")
-    ] + CommandDescription.Entry.busEnvironment,
+    environment: ShareExtensionTool.environment,
     files: [
       .init(
         "$XDG_DATA_HOME/notifybus/groups/GROUP/",

@@ -131,7 +131,7 @@ extension CommandDescription {
   /// `'--count[Exit after this many deliveries.]:n: '`, with `*` for a repeatable option.
   private func zshSpec(_ option: OptionDescription, _ name: String) -> String {
     var spec = (option.isRepeatable ? "*" : "") + name
-    spec += "[\(Self.zshEscaped(option.abstract))]"
+    spec += "[\(Self.zshEscaped(Self.oneLine(option.abstract)))]"
     if let valueName = option.valueName {
       let action =
         switch option.completion {
@@ -189,7 +189,9 @@ extension CommandDescription {
         case .words(let words): line += " -x -a \(Self.shellQuoted(words.joined(separator: " ")))"
         }
       }
-      if !option.abstract.isEmpty { line += " -d \(Self.shellQuoted(option.abstract))" }
+      if !option.abstract.isEmpty {
+        line += " -d \(Self.shellQuoted(Self.oneLine(option.abstract)))"
+      }
       lines.append(line)
     }
     for subcommand in subcommands {
@@ -199,6 +201,11 @@ extension CommandDescription {
       lines += subcommand.fishLines(condition: "__fish_seen_subcommand_from \(subcommand.name)")
     }
     return lines
+  }
+
+  /// A description on one line, as the shells show it.
+  private static func oneLine(_ text: String) -> String {
+    text.split(separator: "\n").joined(separator: " ")
   }
 
   /// `text` in single quotes, for bash, zsh and fish alike: `'` is written `'\''`, which

@@ -67,8 +67,9 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
-    /// Argument parsing, help, errors and exit codes for every executable, in the
-    /// swift-argument-parser style.
+    /// Argument parsing (subcommands, Darwin's ordered syntax), help, errors, exit codes,
+    /// manual pages and shell completion for every executable, in the swift-argument-parser
+    /// style.
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
@@ -110,7 +111,8 @@ let package = Package(
     .target(
       name: "NotifyTools",
       dependencies: ["NotifyToolsCore", "Notify", "DBus", "CommandLineSupport"]),
-    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
+    /// What the tools share (the version, `--bus`, the bus's ENVIRONMENT and FILES entries),
+    /// and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
 

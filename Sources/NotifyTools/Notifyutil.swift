@@ -221,7 +221,6 @@ actor Session {
   private var sharedFileDescriptor: CInt?
   private var signalSources: [CInt: any DispatchSourceSignal] = [:]
   private var pollTask: Task<Void, Never>?
-  private var readerStarted = false
   /// Why standard output could not be written, which ends the run.
   private var writeFailure: StandardStreamError?
   private let deliveries = DispatchQueue(label: "org.notifybus.notifyutil")

@@ -1,8 +1,12 @@
 /// What a command-line tool is called, what it does and what it accepts.
 ///
 /// One description drives parsing (``parse(_:)``), the help screen (``helpText(columns:)``),
-/// the error messages and the manual page (``manualPage(section:source:)``), so they never
-/// drift apart. `-h, --help` and, when there is a ``version``, `--version` are built in.
+/// the error messages, the manual page (``manualPage(section:source:)``) and the shell
+/// completion scripts (``completionScript(for:)``), so they never drift apart. `-h, --help`
+/// and, when there is a ``version``, `--version` are built in, and so are the hidden
+/// `--generate-manual-page` and `--generate-completion-script <shell>`. A description may
+/// have ``subcommands`` (`readlater watch`) or read Darwin's ``Syntax/ordered`` syntax
+/// (notifyutil).
 ///
 /// ```swift
 /// let command = CommandDescription(

@@ -124,6 +124,11 @@ struct ToolTests {
     (["readlater", "list", "--group", ""], "Error: --group: Invalid group identifier ''"),
     (["readlater", "lsit"], "Error: Unknown subcommand 'lsit'. Did you mean 'list'?"),
     (
+      ["notify-post", "--generate-completion-script", "tcsh"],
+      "Error: The value 'tcsh' is invalid for '--generate-completion-script <shell>'. Please "
+        + "provide one of 'bash', 'zsh' or 'fish'."
+    ),
+    (
       ["readlater", "watch", "--cuont", "1"],
       "Error: Unknown option '--cuont'. Did you mean '--count'?"
     ),

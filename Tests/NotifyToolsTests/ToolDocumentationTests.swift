@@ -145,4 +145,55 @@ struct ToolDocumentationTests {
     #expect(try complete("readlater ").sorted() == ["list", "watch"])
     #expect(try complete("readlater watch --ti") == ["--timeout"])
   }
+
+  /// Completes a line in an interactive zsh on a pseudo-terminal, the tool's script
+  /// installed as `_<tool>` on `fpath` as a package installs it, and returns the matches
+  /// offered (each `compadd` call is recorded). Each step waits for a marker the shell
+  /// prints after it, so no sleep is needed.
+  static let zshDriver = #"""
+    zmodload zsh/zpty
+    hits=$1 dir=$2 line=$3
+    integer n=0
+    step() {
+      zpty -w z "$1"
+      (( n += 1 ))
+      zpty -w z "print -r -- DONE\$(( $n * 1000 + 7 ))"
+      zpty -r z out "*DONE$(( n * 1000 + 7 ))*"
+    }
+    zpty z zsh -f -i
+    step "PROMPT= ; fpath=(${(q)dir} \$fpath); autoload -Uz compinit; compinit -u -D"
+    step "compadd () { builtin compadd -O __hits \"\$@\"; (( \$#__hits )) && print -rl -- \$__hits >> ${(q)hits}; builtin compadd \"\$@\" }"
+    step "$line"$'\t\x15'
+    zpty -d z
+    """#
+
+  @Test(.enabled(if: has("zsh")), .timeLimit(.minutes(1)))
+  func zshCompletesOptionsValuesAndSubcommands() throws {
+    let directory = "/tmp/notifybus-zsh-\(getpid())"
+    mkdir(directory, 0o700)
+    defer { _ = try? Products.runCommand("rm", ["-rf", directory]) }
+    func write(_ text: String, to path: String) {
+      let file = fopen(path, "w")
+      fputs(text, file)
+      fclose(file)
+    }
+    write(Self.zshDriver, to: directory + "/driver.zsh")
+    func complete(_ line: String) throws -> [String] {
+      let tool = String(line.prefix { $0 != " " })
+      write(
+        try Products.run(tool, ["--generate-completion-script", "zsh"]).output,
+        to: "\(directory)/_\(tool)")
+      let hits = directory + "/hits"
+      write("", to: hits)
+      let result = try Products.runCommand(
+        "zsh", ["-f", directory + "/driver.zsh", hits, directory, line])
+      #expect(result.status == 0, "\(result)")
+      return Array(Set(try Self.read(hits).split(separator: "\n").map(String.init))).sorted()
+    }
+    #expect(try complete("notify-watch --co") == ["--count"])
+    #expect(try complete("notify-watch --bus s") == ["session", "system"])
+    #expect(try complete("readlater ") == ["list", "watch"])
+    #expect(try complete("readlater watch --ti") == ["--timeout"])
+    #expect(try complete("notifyutil -dis") == ["-dispatch"])
+  }
 }

@@ -146,10 +146,11 @@ struct ToolDocumentationTests {
     #expect(try complete("readlater watch --ti") == ["--timeout"])
   }
 
-  /// Completes a line in an interactive zsh on a pseudo-terminal, the tool's script
-  /// installed as `_<tool>` on `fpath` as a package installs it, and returns the matches
-  /// offered (each `compadd` call is recorded). Each step waits for a marker the shell
-  /// prints after it, so no sleep is needed.
+  /// A zsh script that completes a line in an interactive zsh on a pseudo-terminal.
+  ///
+  /// The tool's script is installed as `_<tool>` on `fpath`, as a package installs it, and
+  /// the matches offered are recorded from each `compadd` call. Each step waits for a marker
+  /// the shell prints after it, so no sleep is needed.
   static let zshDriver = #"""
     zmodload zsh/zpty
     hits=$1 dir=$2 line=$3

@@ -35,7 +35,10 @@ public enum ReadLaterTool {
     ],
     exitStatuses: [
       .init(.success, "--count items were stored, or --timeout passed without --count."),
-      .init(.failure, "The container, the database or the bus failed."),
+      .init(
+        .failure,
+        "The container, the database or the bus failed, or standard output could not be "
+          + "written (such as a closed pipe when SIGPIPE is ignored)."),
       .init(ExitCode(2), "--timeout passed before --count items were stored."),
     ])
 
@@ -88,9 +91,24 @@ public enum ReadLaterTool {
       group: group.rawValue, notification: notification.rawValue,
       bus: try arguments.bus() ?? .automatic, deduplication: .byURL())
 
-    let reachedCount: Bool = try await withThrowingTaskGroup(of: Bool.self) { group in
-      let (done, signal) = AsyncStream.makeStream(of: Void.self)
+    /// Why the watch ended.
+    enum Ending {
+      case counted, timedOut
+      case writeFailed(StandardStreamError)
+    }
+    // `done` ends when --count items are stored; it carries a failure to write stdout.
+    let (done, signal) = AsyncStream.makeStream(of: StandardStreamError.self)
+    let ending: Ending = try await withThrowingTaskGroup(of: Ending.self) { group in
       group.addTask {
+        /// Writes a line; a failure (EPIPE when SIGPIPE is ignored) ends the watch.
+        @Sendable func emit(_ line: String) {
+          do {
+            try StandardOutput.writeLine(line)
+          } catch {
+            signal.yield(error)
+            signal.finish()
+          }
+        }
         let library = try ReadingList(containerURL: importer.container.url)
         let stored = Mutex(0)
         try StandardOutput.writeLine(
@@ -99,7 +117,7 @@ public enum ReadLaterTool {
           onDrain: { event in
             guard let event else { return }
             let sender = event.sender.map { " from \($0)" } ?? ""
-            try? StandardOutput.writeLine("app: heard '\(event.name)'\(sender); draining")
+            emit("app: heard '\(event.name)'\(sender); draining")
           },
           onFailure: { error in
             // Past --count the handler refuses shares on purpose; they stay for next time.
@@ -114,36 +132,38 @@ public enum ReadLaterTool {
               value += 1
               return value
             }
-            try? StandardOutput.writeLine(describe(item, prefix: "app: stored"))
+            emit(describe(item, prefix: "app: stored"))
             if let count, total >= count { signal.finish() }
           } else {
-            try? StandardOutput.writeLine("app: already stored \(item.id)")
+            emit("app: already stored \(item.id)")
           }
         }
-        return false
+        return .timedOut  // not reached: run only ends by throwing
       }
-      if count != nil {
-        group.addTask {
-          for await _ in done {}
-          return true
-        }
+      group.addTask {
+        for await failure in done { return .writeFailed(failure) }
+        return .counted
       }
       if let timeout {
         group.addTask {
           try await Task.sleep(for: timeout)
-          return false
+          return .timedOut
         }
       }
-      let first = try await group.next() ?? false
+      let first = try await group.next() ?? .timedOut
       group.cancelAll()
       signal.finish()
       return first
+    }
+    if case .writeFailed(let failure) = ending {
+      await importer.center.close()
+      throw failure
     }
     let totals = importer.totals
     try StandardOutput.writeLine(
       "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs")
     await importer.center.close()
-    if count != nil && !reachedCount { throw ExitCode(2) }
+    if count != nil, case .timedOut = ending { throw ExitCode(2) }
   }
 
   /// Runs `readlater list`.

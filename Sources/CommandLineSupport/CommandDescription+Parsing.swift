@@ -14,7 +14,14 @@ extension CommandDescription {
   /// - `-h`/`--help` anywhere before `--` asks for help, whatever else is wrong, and so does
   ///   `--version` when the command has a version.
   ///
-  /// - Parameter arguments: The arguments, for example `CommandLine.arguments.dropFirst()`.
+  ///
+  /// A command with ``subcommands`` reads its first argument as the subcommand (or `help`,
+  /// `-h`, `--help`, `--version`) and the rest with the subcommand's rules; a command with the
+  /// ``Syntax/ordered`` syntax reads Darwin's rules instead of these. A root command also
+  /// accepts the hidden `--generate-completion-script <shell>` and `--generate-manual-page`
+  /// as the whole line.
+  ///
+  /// - Parameter arguments: The arguments, for example `CommandRunner.commandLineArguments()`.
   /// - Returns: The options and positional arguments found.
   /// - Throws: ``CommandLineError`` naming the offending option, value or argument, or
   ///   ``CommandLineError/helpRequested`` or ``CommandLineError/versionRequested``.

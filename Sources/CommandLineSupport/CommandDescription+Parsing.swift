@@ -149,7 +149,10 @@ extension CommandDescription {
           value, label: option.spelled(token), abstract: option.abstract,
           error: ValueConversionError("not one of the choices", choices: option.choices))
       }
-      occurrences.append(.init(option: option, spelling: token, values: values, index: number))
+      occurrences.append(
+        .init(
+          option: option, spelling: token, value: values.first,
+          additionalValues: Array(values.dropFirst()), index: number))
     }
     return try arguments(occurrences, positionals, commandLineIsEmpty: tokens.isEmpty)
   }
@@ -178,7 +181,7 @@ extension CommandDescription {
       let option = options[number]
       guard option.takesValue else {
         if let inline { throw .unexpectedValue(inline, for: spelling) }
-        occurrences.append(.init(option: option, spelling: spelling, values: [], index: number))
+        occurrences.append(.init(option: option, spelling: spelling, value: nil, index: number))
         return
       }
       let value: String
@@ -196,7 +199,7 @@ extension CommandDescription {
           error: ValueConversionError("not one of the choices", choices: option.choices))
       }
       occurrences.append(
-        .init(option: option, spelling: spelling, values: [value], index: number))
+        .init(option: option, spelling: spelling, value: value, index: number))
     }
 
     while index < tokens.endIndex {

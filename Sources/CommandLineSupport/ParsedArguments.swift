@@ -18,14 +18,18 @@ public struct ParsedArguments: Hashable, Sendable {
     public var option: OptionDescription
     /// The name the user typed, such as `-c` for `-c, --count`.
     public var spelling: String
-    /// The values: none for a flag (or an optional value left out), one for most options,
-    /// more for an option with ``OptionDescription/additionalValueNames``.
-    public var values: [String]
+    /// The value, or `nil` for a flag (or an optional value left out).
+    public var value: String?
+    /// The values after the first, for an option with
+    /// ``OptionDescription/additionalValueNames`` (kept apart so the common case allocates
+    /// nothing).
+    public var additionalValues: [String] = []
     /// The option's index in ``CommandDescription/options``, so lookups compare integers.
     var index: Int
 
-    /// The first value, or `nil` for a flag.
-    public var value: String? { values.first }
+    /// Every value: none for a flag, one for most options, more for an option with
+    /// ``OptionDescription/additionalValueNames``.
+    public var values: [String] { (value.map { [$0] } ?? []) + additionalValues }
 
     /// Value `position` converted, or `nil` when the occurrence has no such value.
     ///

@@ -49,14 +49,14 @@ await CommandRunner(command).asyncMain { arguments in
   var rows: [BenchmarkRow] = []
   var failed = false
   for suite in suites where selected.isEmpty || selected.contains(suite.name) {
-    fputs("running \(suite.name)...\n", stderr)
+    try? StandardError.writeLine("running \(suite.name)...")
     do {
       rows += try await suite.run(scale: scale)
     } catch {
-      fputs("Error: suite \(suite.name) failed: \(error)\n", stderr)
+      try? StandardError.writeLine("Error: suite \(suite.name) failed: \(error)")
       failed = true
     }
   }
-  print(Report.table(rows))
+  try StandardOutput.writeLine(Report.table(rows))
   if failed { throw ExitCode.failure }
 }

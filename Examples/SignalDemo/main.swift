@@ -34,13 +34,15 @@ await CommandRunner(command).asyncMain { arguments in
   let which =
     address == EmbeddedBus.address.rawValue
     ? "the embedded bus (\(EmbeddedBus.socketPath))" : address
-  print("app:       connected to \(which) as \(await app.uniqueName?.rawValue ?? "?")")
+  try StandardOutput.writeLine(
+    "app:       connected to \(which) as \(await app.uniqueName?.rawValue ?? "?")")
 
   let doorbell = try await app.signals(matching: .signal(interface: interface, member: "Ring"))
-  print("app:       listening for \(interface).Ring")
+  try StandardOutput.writeLine("app:       listening for \(interface).Ring")
 
   let extensionProcess = try await BusConnection.connect(to: bus)
-  print("extension: connected as \(await extensionProcess.uniqueName?.rawValue ?? "?")")
+  try StandardOutput.writeLine(
+    "extension: connected as \(await extensionProcess.uniqueName?.rawValue ?? "?")")
   for number in 1...count {
     try extensionProcess.send(
       .signal(
@@ -50,7 +52,7 @@ await CommandRunner(command).asyncMain { arguments in
           .int64(Int64(MonotonicClock.now)),
         ]))
   }
-  print("extension: rang \(count) times")
+  try StandardOutput.writeLine("extension: rang \(count) times")
 
   var heard = 0
   for await ring in doorbell {
@@ -58,12 +60,12 @@ await CommandRunner(command).asyncMain { arguments in
     let sent = ring.body.count > 2 ? ring.body[2].int64Value ?? 0 : 0
     let micros = Double(MonotonicClock.now - Int(sent)) / 1000
     let name = ring.body.first?.stringValue ?? "?"
-    print(
+    try StandardOutput.writeLine(
       "app:       heard #\(heard) '\(name)' from \(ring.sender?.rawValue ?? "?") after \(Int(micros)) µs"
     )
     if heard == count { break }
   }
   await extensionProcess.close()
   await app.close()
-  print("done: \(heard) of \(count) rings delivered")
+  try StandardOutput.writeLine("done: \(heard) of \(count) rings delivered")
 }

@@ -57,6 +57,15 @@ struct ToolDocumentationTests {
     #expect(codes.starts(with: [".B 0", ".B 1"]) && codes.contains(".B 64"), "\(page): \(codes)")
   }
 
+  /// groff formats each page without a warning, as lintian checks it.
+  @Test(.enabled(if: has("man") && has("groff")), arguments: pages)
+  func manualPageFormatsWithoutWarnings(_ tool: String, _ page: String) throws {
+    let result = try Products.runCommand(
+      "man", ["--warnings", "-E", "UTF-8", "-l", "-Tutf8", "-Z", "\(Self.root)/man/\(page)"],
+      environment: ["LC_ALL": "C.UTF-8", "MANROFFSEQ": "", "MANWIDTH": "80"])
+    #expect(result.status == 0 && result.error.isEmpty, "\(page): \(result.error)")
+  }
+
   /// Every fenced block in `Protocol/cli-conventions.md` that starts with `$ <tool> ...` shows
   /// that command's real standard output.
   @Test func conventionsDocumentShowsTheToolsRealHelp() throws {

@@ -7,6 +7,9 @@
 
 import PackageDescription
 
+/// The package's directory, for linker options that need an absolute path.
+let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+
 let package = Package(
   name: "NotifyBus",
   products: [
@@ -24,6 +27,8 @@ let package = Package(
     .executable(name: "readlater", targets: ["readlater"]),
     .library(name: "NotifyServer", targets: ["NotifyServer"]),
     .executable(name: "notifyd", targets: ["notifyd"]),
+    /// Darwin's notify(3) C API: libnotifybus.so (soname libnotifybus.so.1), notify.h.
+    .library(name: "notifybus", type: .dynamic, targets: ["NotifyCAPI"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -105,6 +110,22 @@ let package = Package(
     /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
+
+    /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
+    .target(name: "CNotifyDispatch"),
+    /// The notify(3) C functions of `notify.h` and `notify_private.h` over Notify, with C
+    /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
+    .target(
+      name: "NotifyCAPI",
+      dependencies: ["Notify", "CNotifyDispatch"],
+      exclude: ["include", "libnotifybus.map", "pkgconfig"],
+      linkerSettings: [
+        .unsafeFlags([
+          "-Xlinker", "-soname=libnotifybus.so.1",
+          "-Xlinker", "--version-script=\(packageDirectory)/Sources/NotifyCAPI/libnotifybus.map",
+        ])
+      ]
+    ),
 
     // MARK: - Tools
 
@@ -246,6 +267,12 @@ let package = Package(
     .testTarget(
       name: "NotifyTests",
       dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
+    ),
+    /// The C library through C programs built with clang and gcc against an installed copy.
+    .testTarget(
+      name: "NotifyCAPITests",
+      dependencies: ["DBus", "TestSupport", "SystemSupport", "notifyd"],
+      exclude: ["Programs"]
     ),
     .testTarget(
       name: "DBusTests",

@@ -156,7 +156,7 @@ struct Registry {
     return actions
   }
 
-  private mutating func deliver(
+  mutating func deliver(
     _ event: NotifyEvent, to registration: inout Registration, into actions: inout [Action]
   ) {
     switch registration.delivery {

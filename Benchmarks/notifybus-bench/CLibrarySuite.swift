@@ -6,9 +6,9 @@ import DBus
   @preconcurrency import Glibc
 #endif
 
-/// The C library (`notify.h`, libnotifybus's functions) against the same C measurements
-/// written directly on libdbus (CBaseline): post → handler latency and posts per second.
-/// Also runs libnotify.md's 100,000 parallel {register_check, cancel, register_dispatch,
+/// The C library (`notify.h`) against the same C measurements on libdbus (CBaseline).
+///
+/// It measures post → handler latency and posts per second, and runs libnotify.md's 100,000 parallel {register_check, cancel, register_dispatch,
 /// cancel, post} rounds on a plain and a `self.` name and reports any call that failed.
 ///
 /// The C code calls the library's functions linked into this executable: the same code as

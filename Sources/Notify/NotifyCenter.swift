@@ -315,7 +315,7 @@ public final class NotifyCenter: Sendable {
     return NotifyEvents(tokens: tokens, stream: stream)
   }
 
-  private func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
+  func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
     -> NotifyToken
   {
     try checkUsable()
@@ -423,6 +423,8 @@ public final class NotifyCenter: Sendable {
         continuation.yield(event)
       case .signal(let number):
         kill(getpid(), number)
+      case .immediate(let handler, let token):
+        handler(token)
       }
     }
   }

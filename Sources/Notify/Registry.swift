@@ -18,6 +18,7 @@ struct Registry {
     case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void, NotifyToken)
     case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
     case signal(CInt)
+    case immediate(@Sendable (NotifyToken) -> Void, NotifyToken)
   }
 
   /// A name or namespace and its registrations.
@@ -173,6 +174,8 @@ struct Registry {
       actions.append(.signal(number))
     case .stream(let continuation):
       actions.append(.yield(continuation, event))
+    case .immediate(let handler):
+      actions.append(.immediate(handler, registration.token))
     }
     deliveries += 1
   }

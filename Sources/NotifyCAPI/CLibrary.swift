@@ -23,8 +23,6 @@ final class CLibrary: Sendable {
   private let connecting = Mutex<Void>(())
   /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
   let plainTokens = Mutex<Set<Int32>>([])
-  /// Where a dispatch registration's handler starts before it moves to the caller's queue.
-  let relay = DispatchQueue(label: "org.notifybus.notify.c-relay")
 
   /// The center, connecting when there is none yet.
   ///

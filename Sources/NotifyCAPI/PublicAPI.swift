@@ -62,11 +62,13 @@ public func notifyRegisterDispatch(
     return CStatus.nullInput.rawValue
   }
   let forwarder = DispatchHandler(queue: queue, block: handler)
-  let relay = CLibrary.shared.relay
   return register(name, outToken) { center, name async throws(NotifyError) in
-    try await center.register(name, queue: relay) { [weak center] token in
-      if let center { forwarder.forward(token, center: center) }
-    }
+    // Called on the connection's thread; the block runs on the caller's queue.
+    try await center.register(
+      name,
+      immediate: { [weak center] token in
+        if let center { forwarder.forward(token, center: center) }
+      })
   }
 }
 

@@ -3,6 +3,7 @@
 #include <dispatch/dispatch.h>
 #include <notify.h>
 #include <notify_private.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +42,23 @@ int cnotify_latency(const char *name, int count, double *samples) {
   }
   notify_cancel(token);
   dispatch_release(queue);
+  return result;
+}
+
+int cnotify_fd_latency(const char *name, int count, double *samples) {
+  int token, fd = -1;
+  if (notify_register_file_descriptor(name, &fd, 0, &token) != NOTIFY_STATUS_OK) return -1;
+  int result = 0;
+  for (int i = 0; i < count && result == 0; i++) {
+    int64_t start = now_ns();
+    if (notify_post(name) != NOTIFY_STATUS_OK) result = -1;
+    struct pollfd ready = {fd, POLLIN, 0};
+    uint32_t value;
+    if (result == 0 && (poll(&ready, 1, 5000) != 1 || read(fd, &value, sizeof value) != sizeof value))
+      result = -1;
+    samples[i] = (double)(now_ns() - start) / 1000.0;
+  }
+  notify_cancel(token);
   return result;
 }
 

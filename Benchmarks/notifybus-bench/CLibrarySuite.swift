@@ -8,7 +8,8 @@ import DBus
 
 /// The C library (`notify.h`) against the same C measurements on libdbus (CBaseline).
 ///
-/// It measures post → handler latency and posts per second, and runs libnotify.md's 100,000 parallel {register_check, cancel, register_dispatch,
+/// It measures post → handler latency (also against libdbus with its handler on a dispatch
+/// queue, the same delivery contract, and by file descriptor) and posts per second, and runs libnotify.md's 100,000 parallel {register_check, cancel, register_dispatch,
 /// cancel, post} rounds on a plain and a `self.` name and reports any call that failed.
 ///
 /// The C code calls the library's functions linked into this executable: the same code as
@@ -23,6 +24,8 @@ enum CLibrarySuite: BenchmarkSuite {
     let throughputCount = max(2000, Int(40_000 * scale))
     var ours: [Double] = []
     var theirs: [Double] = []
+    var dispatchBaseline: [Double] = []
+    var descriptor: [Double] = []
     var rates: [Double] = []
     var cRates: [Double] = []
     for round in 0..<3 {
@@ -35,6 +38,13 @@ enum CLibrarySuite: BenchmarkSuite {
         throw DBusError(.failed, "the C libdbus latency run \(round) failed")
       }
       theirs += samples.dropFirst(latencyCount / 10)
+      guard cbaseline_dispatch_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0
+      else { throw DBusError(.failed, "the C libdbus dispatch latency run \(round) failed") }
+      dispatchBaseline += samples.dropFirst(latencyCount / 10)
+      guard cnotify_fd_latency("bench.capi.descriptor", CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C library descriptor latency run \(round) failed")
+      }
+      descriptor += samples.dropFirst(latencyCount / 10)
       let rate = cnotify_throughput("bench.capi.throughput", CInt(throughputCount))
       let cRate = cbaseline_throughput(bus.address.rawValue, CInt(throughputCount))
       guard rate > 0, cRate > 0 else {
@@ -64,6 +74,15 @@ enum CLibrarySuite: BenchmarkSuite {
       BenchmarkRow(
         name: "C API post→handler latency p99", unit: "µs", subject: latency[0.99],
         baselineName: "C libdbus signal", baseline: cLatency[0.99], higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "C API post→handler latency p50", unit: "µs", subject: latency[0.5],
+        baselineName: "C libdbus + dispatch handler", baseline: Percentiles(dispatchBaseline)[0.5],
+        higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "C API post→descriptor latency p50", unit: "µs",
+        subject: Percentiles(descriptor)[0.5],
+        baselineName: "C libdbus signal", baseline: cLatency[0.5], higherIsBetter: false,
         target: nil),
       BenchmarkRow(
         name: "C API posts/s 1→1", unit: "posts/s", subject: median(rates),

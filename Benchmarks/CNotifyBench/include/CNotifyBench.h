@@ -12,6 +12,11 @@ void cnotify_use_bus(const char *address);
 /// for; writes each latency in microseconds to `samples`. Returns 0, or -1 on error.
 int cnotify_latency(const char *name, int count, double *samples);
 
+/// Post -> file-descriptor latency: as cnotify_latency, but the poster reads the token from
+/// a notify_register_file_descriptor pipe, the way CBaseline's receiving thread reads its
+/// socket (no dispatch queue in between).
+int cnotify_fd_latency(const char *name, int count, double *samples);
+
 /// Posts per second: `count` posts of `name` as fast as the library takes them, received by
 /// a check registration of this process (notify_peek counts them). Returns posts per second,
 /// or a negative value on error or when not every post arrived within 60 s.

@@ -1,5 +1,6 @@
 /* libnotify.md §4 dispatch_cancel_in_block: one post runs each of 10 dispatch handlers
-   exactly once, and a handler may cancel its own token. */
+   exactly once, and a handler may cancel its own token. Then: a handler never starts after
+   notify_cancel of its token has returned, even when posts are still arriving for it. */
 #include <notify.h>
 #include <unistd.h>
 
@@ -33,6 +34,29 @@ int main(void) {
   harness_sleep_ms(300);
   for (int i = 0; i < COUNT; i++)
     EXPECT(atomic_load(&runs[i]) == 1, "handler %d ran %d times", i, atomic_load(&runs[i]));
+
+  /* A handler never starts after notify_cancel has returned: with the queue suspended,
+     posts queue handler runs (or are still in flight) when the token is cancelled; once the
+     queue resumes, none of them may run. */
+  static atomic_int late;
+  dispatch_queue_t held = dispatch_queue_create("cancel", DISPATCH_QUEUE_SERIAL);
+  for (int round = 0; round < 50; round++) {
+    int token;
+    EXPECT_STATUS(notify_register_dispatch(name, &token, held, ^(int t) {
+                    (void)t;
+                    atomic_fetch_add(&late, 1);
+                  }),
+                  NOTIFY_STATUS_OK);
+    dispatch_suspend(held);
+    for (int i = 0; i < 5; i++) notify_post(name);
+    harness_sleep_ms(round % 5);
+    EXPECT_STATUS(notify_cancel(token), NOTIFY_STATUS_OK);
+    dispatch_resume(held);
+  }
+  harness_sleep_ms(300);
+  dispatch_sync(held, ^{});
+  EXPECT(atomic_load(&late) == 0, "%d handlers ran after notify_cancel returned", atomic_load(&late));
+  dispatch_release(held);
 
   /* Bad input of notify_register_dispatch. */
   int token = 0;

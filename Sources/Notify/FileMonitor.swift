@@ -92,11 +92,6 @@ final class FileMonitor: Sendable {
     }
   }
 
-  /// Whether `token` monitors a file.
-  func isWatching(_ token: NotifyToken) -> Bool {
-    state.withLock { $0.watches[token] != nil }
-  }
-
   private func readEvents() {
     let fd = state.withLock { $0.descriptor }
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)

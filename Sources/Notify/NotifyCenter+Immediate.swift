@@ -1,5 +1,7 @@
 extension NotifyCenter {
-  /// Registers a handler called on the connection's own thread, as each post arrives.
+  /// Registers a handler called where each post is recorded: on the connection's own
+  /// thread as the post arrives (on the caller's thread for the delivery that ends a
+  /// ``resume(_:)``).
   ///
   /// It saves the hop to a dispatch queue, for code that forwards the notification itself:
   /// the C library queues the C caller's block on the caller's queue from here. `handler`

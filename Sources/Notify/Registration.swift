@@ -12,7 +12,7 @@ enum Delivery {
   case signal(CInt)
   /// Yield an event to a stream.
   case stream(AsyncStream<NotifyEvent>.Continuation)
-  /// Call a handler on the connection's thread (``NotifyCenter/register(_:immediate:)``).
+  /// Call a handler where the post is recorded (``NotifyCenter/register(_:immediate:)``).
   case immediate(@Sendable (NotifyToken) -> Void)
 
   var typeName: String {

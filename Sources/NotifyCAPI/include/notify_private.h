@@ -44,13 +44,13 @@ extern uint32_t notify_register_plain(const char *name, int *out_token);
    post that reached it (modulo 2^32). Other tokens: NOTIFY_STATUS_INVALID_REQUEST. */
 extern uint32_t notify_peek(int token, uint32_t *val);
 
-/* Posts the token's name to this process's registrations of it each time path is
-   created, written, renamed or deleted (inotify; events within 100 ms coalesce into
-   one post). One path per token; flags are accepted and ignored. */
+/* Delivers the token's name to that token each time path is created, written, renamed,
+   deleted or has its attributes changed (inotify; events within 100 ms are one
+   delivery). The directory must exist. One path per token; flags are ignored. */
 extern uint32_t notify_monitor_file(int token, char *path, int flags);
 
 /* Writes a status report of this process's registrations and of notifyd's names to
-   filepath (mode 0600, replaced atomically). */
+   filepath (created with mode 0600; a symbolic link there is refused). */
 extern uint32_t notify_dump_status(const char *filepath);
 
 /* Deprecated on Darwin: the same as notify_post. */

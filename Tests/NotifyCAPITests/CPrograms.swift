@@ -31,6 +31,9 @@ enum CPrograms {
 
   static let build: Result<Build, BuildFailure> = make()
 
+  /// The temporary directory of the builds, for the exit handler that removes it.
+  static let createdDirectory = Mutex<String?>(nil)
+
   struct BuildFailure: Error, CustomStringConvertible {
     let description: String
   }
@@ -96,6 +99,13 @@ enum CPrograms {
     let directory = String(
       decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     _ = made
+    // Removed when the test process exits: the builds serve every test of the run.
+    createdDirectory.withLock { $0 = directory }
+    atexit {
+      if let directory = CPrograms.createdDirectory.withLock({ $0 }) {
+        Subprocess.removeTree(directory)
+      }
+    }
     let prefix = directory + "/prefix"
     do {
       try linkLibraryIfStale()

@@ -41,14 +41,17 @@ int main(void) {
   static atomic_int late;
   dispatch_queue_t held = dispatch_queue_create("cancel", DISPATCH_QUEUE_SERIAL);
   for (int round = 0; round < 50; round++) {
+    /* A name per round: a late post of an earlier round may not reach this token. */
+    char round_name[160];
+    snprintf(round_name, sizeof round_name, "%s.round%d", name, round);
     int token;
-    EXPECT_STATUS(notify_register_dispatch(name, &token, held, ^(int t) {
+    EXPECT_STATUS(notify_register_dispatch(round_name, &token, held, ^(int t) {
                     (void)t;
                     atomic_fetch_add(&late, 1);
                   }),
                   NOTIFY_STATUS_OK);
     dispatch_suspend(held);
-    for (int i = 0; i < 5; i++) notify_post(name);
+    for (int i = 0; i < 5; i++) notify_post(round_name);
     harness_sleep_ms(round % 5);
     EXPECT_STATUS(notify_cancel(token), NOTIFY_STATUS_OK);
     dispatch_resume(held);

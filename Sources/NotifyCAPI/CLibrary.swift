@@ -13,8 +13,8 @@ import Synchronization
 /// else the embedded bus), and the few facts about tokens the C interface needs beyond it.
 ///
 /// Every function may be called from any thread. The functions that must wait (the first
-/// connection, a first registration of a name, state) block the calling thread, never a
-/// Swift concurrency thread of the caller's: C callers have none.
+/// connection, a registration, state) block the calling thread until a task on the Swift
+/// concurrency pool has done the work; Swift code should use the Notify module instead.
 final class CLibrary: Sendable {
   static let shared = CLibrary()
 

@@ -33,8 +33,11 @@ final class FileMonitor: Sendable {
   private let queue = DispatchQueue(label: "org.notifybus.file-monitor")
   private let state = Mutex(State())
 
+  /// Creation, deletion, renames both ways, writes (each `write` and truncation) and
+  /// attribute changes. Not `IN_CLOSE_WRITE`: a write and its close would be two events, and
+  /// two deliveries when something delays the close by more than the window.
   private static let events = UInt32(
-    IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB)
+    IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB)
 
   /// Starts watching `path` for `token`, posting `name` to it.
   func watch(_ path: String, token: NotifyToken, name: NotifyName, center: NotifyCenter)

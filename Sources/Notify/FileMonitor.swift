@@ -33,9 +33,10 @@ final class FileMonitor: Sendable {
   private let queue = DispatchQueue(label: "org.notifybus.file-monitor")
   private let state = Mutex(State())
 
-  /// Creation, deletion, renames both ways, writes (each `write` and truncation) and
-  /// attribute changes. Not `IN_CLOSE_WRITE`: a write and its close would be two events, and
-  /// two deliveries when something delays the close by more than the window.
+  /// The events watched: creation, deletion, renames both ways, writes and attribute changes.
+  ///
+  /// Each `write` and truncation is an event; a close is not (`IN_CLOSE_WRITE`): a write and
+  /// its close would be two events, and two deliveries when the close comes late.
   private static let events = UInt32(
     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB)
 

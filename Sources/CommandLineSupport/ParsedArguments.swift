@@ -14,8 +14,11 @@
 public struct ParsedArguments: Hashable, Sendable {
   /// One option as it appeared on the command line.
   public struct Occurrence: Hashable, Sendable {
-    /// The option's description.
-    public var option: OptionDescription
+    /// The command's options, shared by every occurrence, so an occurrence copies one
+    /// reference rather than a whole description.
+    let options: [OptionDescription]
+    /// The option's index in ``CommandDescription/options``, so lookups compare integers.
+    let index: Int
     /// The name the user typed, such as `-c` for `-c, --count`.
     public var spelling: String
     /// The value, or `nil` for a flag (or an optional value left out).
@@ -23,9 +26,21 @@ public struct ParsedArguments: Hashable, Sendable {
     /// The values after the first, for an option with
     /// ``OptionDescription/additionalValueNames`` (kept apart so the common case allocates
     /// nothing).
-    public var additionalValues: [String] = []
-    /// The option's index in ``CommandDescription/options``, so lookups compare integers.
-    var index: Int
+    public var additionalValues: [String]
+
+    init(
+      of options: [OptionDescription], at index: Int, spelling: String, value: String?,
+      additionalValues: [String] = []
+    ) {
+      self.options = options
+      self.index = index
+      self.spelling = spelling
+      self.value = value
+      self.additionalValues = additionalValues
+    }
+
+    /// The option's description.
+    public var option: OptionDescription { options[index] }
 
     /// Every value: none for a flag, one for most options, more for an option with
     /// ``OptionDescription/additionalValueNames``.

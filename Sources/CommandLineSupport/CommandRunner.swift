@@ -107,7 +107,8 @@ public struct CommandRunner: Sendable {
   ///   `The value 'caf\xE9' for '--url' is not valid UTF-8`.
   public static func commandLineArguments() throws(CommandLineError) -> [String] {
     var result: [String] = []
-    for index in 1..<Int(CommandLine.argc) {
+    // `max`: a process can be started with no arguments at all, not even its name.
+    for index in 1..<max(1, Int(CommandLine.argc)) {
       guard let pointer = CommandLine.unsafeArgv[index] else { continue }
       let bytes = UnsafeBufferPointer(start: pointer, count: strlen(pointer)).map {
         UInt8(bitPattern: $0)

@@ -60,7 +60,8 @@ extension CommandDescription {
       text += "}\n"
       return text + subcommands.map { $0.bashFunctions() }.joined(separator: "\n")
     }
-    let valued = options.filter { $0.takesValue && !$0.isNumbered }
+    // An optional value (`-signal [N]`) may be followed by anything, so it is not completed.
+    let valued = options.filter { $0.takesValue && !$0.isNumbered && !$0.isValueOptional }
     if !valued.isEmpty {
       text += "  if ((COMP_CWORD > $1 + 1)); then\n    case \"$prev\" in\n"
       for option in valued {
@@ -140,7 +141,7 @@ extension CommandDescription {
         case .directory: "_files -/"
         case .words(let words): "(\(words.map(Self.zshEscaped).joined(separator: " ")))"
         }
-      spec += ":\(Self.zshEscaped(valueName)):\(action)"
+      spec += (option.isValueOptional ? "::" : ":") + "\(Self.zshEscaped(valueName)):\(action)"
       for extra in option.additionalValueNames { spec += ":\(Self.zshEscaped(extra)): " }
     }
     return Self.shellQuoted(spec)
@@ -182,7 +183,7 @@ extension CommandDescription {
           line += " -o \(name.dropFirst())"
         }
       }
-      if option.takesValue {
+      if option.takesValue && !option.isValueOptional {
         switch option.completion {
         case .none: line += " -x"
         case .file, .directory: line += " -r -F"

@@ -138,6 +138,8 @@ struct ToolDocumentationTests {
         "--group", "--json", "--version", "--help",
       ])
     #expect(try bashCompletions(["notifyutil", "-dis"]) == ["-dispatch"])
+    // -signal's value is optional: what follows may be the next command.
+    #expect(try bashCompletions(["notifyutil", "-signal", "-dis"]) == ["-dispatch"])
     #expect(try bashCompletions(["share-extension", "--rule", "i"]) == ["images"])
   }
 

@@ -113,7 +113,7 @@ extension NotifyServer {
 
   /// Whether any rule applies to `name`, so that the caller's identity matters.
   func needsIdentity(_ name: NotifyName) -> Bool {
-    AccessPolicy.reservedUserDigits(of: name.rawValue) != nil
+    AccessPolicy.reservedUser(of: name.rawValue) != nil
       || accessPolicy.rule(for: name.rawValue) != nil
   }
 

@@ -208,11 +208,17 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
     guard !connections.isEmpty else { return true }
     for connection in connections {
+      // A handler may close the connection (a deinit that runs on this thread does);
+      // the reference keeps the pointer valid until this pass is done with it.
+      dbus_connection_ref(connection.raw)
+      defer { dbus_connection_unref(connection.raw) }
       var budget = 512
       while budget > 0 && dbus_connection_dispatch(connection.raw) == DBUS_DISPATCH_DATA_REMAINS {
         budget -= 1
       }
-      if budget == 0 { markForDispatch(connection.raw) }
+      if budget == 0 && dbus_connection_get_is_connected(connection.raw) != 0 {
+        markForDispatch(connection.raw)
+      }
     }
     return connectionsToDispatch.withLock { $0.isEmpty }
   }

@@ -496,8 +496,10 @@ public final class NotifyCenter: Sendable {
 
   /// Undoes one ``suspend(_:)``; the last one delivers once if posts arrived meanwhile.
   ///
+  /// Resuming a token that is not suspended does nothing, as on Darwin (status 0).
+  ///
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
-  ///   that is not live, or ``NotifyStatus/invalidRequest`` when it is not suspended.
+  ///   that is not live.
   public func resume(_ token: NotifyToken) throws(NotifyError) {
     let actions = try registry.withLock { registry throws(NotifyError) in
       try registry.resume(token)

@@ -187,9 +187,8 @@ struct Registry {
 
   mutating func resume(_ token: NotifyToken) throws(NotifyError) -> [Action] {
     guard var registration = registrations[token] else { throw NotifyCenter.invalid(token) }
-    guard registration.suspendCount > 0 else {
-      throw NotifyError(.invalidRequest, "token \(token) is not suspended")
-    }
+    // Darwin returns OK for a token that is not suspended, and so does nothing here.
+    guard registration.suspendCount > 0 else { return [] }
     registration.suspendCount -= 1
     var actions: [Action] = []
     if registration.suspendCount == 0, let deferred = registration.deferred {

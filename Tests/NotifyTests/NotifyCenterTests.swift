@@ -95,6 +95,17 @@ struct NotifyCenterTests {
     #expect(await counter.wait(for: 1) == 1)
     try await settle()
     #expect(counter.count == 1)
+    // As on Darwin (status 0), resuming a token that is not suspended does nothing: it
+    // neither fails nor banks a resume against the next suspend.
+    try center.resume(token)
+    try center.suspend(token)
+    try center.post(name)
+    try await center.synchronize()
+    try await settle()
+    #expect(counter.count == 1, "suspended again")
+    try center.resume(token)
+    #expect(await counter.wait(for: 2) == 2)
+    try center.cancel(token)
     #expect(throws: NotifyError.self) { try center.resume(token) }
   }
 

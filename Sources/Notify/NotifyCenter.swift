@@ -51,7 +51,8 @@ public final class NotifyCenter: Sendable {
   /// its changes.
   let serviceOwner = Mutex<(name: String?, generation: UInt64)>((nil, 0))
   let registry = Mutex(Registry())
-  private let postSequence = Atomic<UInt64>(0)
+  /// The count of this center's posts, and of its posts of each name.
+  private let postCounts = Mutex<(all: UInt64, names: PostCounts)>((0, PostCounts()))
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
@@ -151,7 +152,6 @@ public final class NotifyCenter: Sendable {
       for center in centers { center.deliver(name, to: .name(name), sender: nil, sequence: nil) }
       return
     }
-    let sequence = postSequence.add(1, ordering: .relaxed).newValue
     do {
       if isMediated {
         var call = NotifyWire.mediatedPost(name)
@@ -159,7 +159,13 @@ public final class NotifyCenter: Sendable {
         try connection.send(call)
         return
       }
-      try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+      // Counted and sent under one lock, so the counts go out in order.
+      try postCounts.withLock { counts throws(DBusError) in
+        counts.all += 1
+        try connection.send(
+          NotifyWire.signal(
+            for: name, sequence: counts.all, nameSequence: counts.names.next(for: name)))
+      }
     } catch {
       throw NotifyError(.failed, "cannot post '\(name)': \(error.message)")
     }
@@ -384,25 +390,48 @@ public final class NotifyCenter: Sendable {
       return
     }
     let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
-    deliver(name, to: subject, sender: message.sender?.rawValue, sequence: sequence)
+    let nameSequence = NotifyWire.nameSequence(in: message)
+    let sender = message.sender?.rawValue
+    if let sender, let nameSequence,
+      registry.withLock({ $0.isGap(from: sender, name: name, count: nameSequence) })
+    {
+      // The bus dropped posts on their way here: its queue for this connection was full
+      // (the process was stopped or starved). Any name may have lost posts, so every
+      // registration is told once, as after a reconnect; that delivery stands for this
+      // post too.
+      resynchronize(gap: true)
+      return
+    }
+    deliver(
+      name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence)
   }
 
   /// Marks every registration of `subject` as posted and delivers to those not
   /// suspended.
   func deliver(
     _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
-    resynchronization: Bool = false
+    nameSequence: UInt64? = nil
   ) {
     let actions = registry.withLock { registry in
       registry.post(
-        name, to: subject, sender: sender, sequence: sequence, resynchronization: resynchronization)
+        name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence,
+        resynchronization: false)
     }
     perform(actions)
   }
 
-  /// Delivers once to every registration after the bus came back.
-  private func resynchronize() {
-    let actions = registry.withLock { $0.resynchronizeAll() }
+  /// Delivers once to every registration: after the bus came back, or on a gap in a
+  /// poster's count (`gap`).
+  private func resynchronize(gap: Bool = false) {
+    let actions = registry.withLock { registry in
+      if gap {
+        registry.sequenceGaps += 1
+      } else {
+        // A new bus hands out the old unique names again.
+        registry.lastNameSequences.removeAll()
+      }
+      return registry.resynchronizeAll()
+    }
     perform(actions)
   }
 
@@ -542,6 +571,9 @@ public final class NotifyCenter: Sendable {
     public var malformedSignals: Int
     /// Deliveries made (handlers queued, events yielded, bytes written, signals sent).
     public var deliveries: Int
+    /// Gaps seen in a poster's count of a name's posts: the bus dropped posts for this
+    /// center, and every registration was resynchronized.
+    public var sequenceGaps: Int
   }
 
   /// The current counters.
@@ -549,7 +581,8 @@ public final class NotifyCenter: Sendable {
     registry.withLock {
       Statistics(
         registrations: $0.registrations.count, subscriptions: $0.subjects.count,
-        malformedSignals: $0.malformedSignals, deliveries: $0.deliveries)
+        malformedSignals: $0.malformedSignals, deliveries: $0.deliveries,
+        sequenceGaps: $0.sequenceGaps)
     }
   }
 }

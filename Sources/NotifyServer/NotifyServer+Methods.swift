@@ -154,12 +154,13 @@ extension NotifyServer {
           })
       ]
     case .post(let name):
-      let sequence = state.withLock { state in
+      let (sequence, nameSequence) = state.withLock { state in
         state.statistics.mediatedPosts += 1
         state.postSequence += 1
-        return state.postSequence
+        return (state.postSequence, state.postCounts.next(for: name))
       }
-      try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+      try connection.send(
+        NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       return []
     case .listNames:
       let rows = state.withLock { state in

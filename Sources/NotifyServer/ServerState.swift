@@ -1,3 +1,5 @@
+import Notify
+
 /// Everything `notifyd` changes while serving, kept under one lock.
 struct ServerState {
   /// Who a caller is, as the bus reported it.
@@ -30,6 +32,8 @@ struct ServerState {
   var queues: [String: [CheckedContinuation<Void, Never>]] = [:]
   /// The sequence number of the last mediated post.
   var postSequence: UInt64 = 0
+  /// The count of mediated posts of each name, for receivers to see gaps.
+  var postCounts = PostCounts()
   var dirty = false
   var saveScheduled = false
   var startTime: UInt64 = 0

@@ -468,6 +468,25 @@ public final class NotifyCenter: Sendable {
     }
   }
 
+  /// Whether a post reached the registration since the last check, counting every post
+  /// the bus routed before this call: the check Darwin's shared-memory tokens give.
+  ///
+  /// ``check(_:)`` answers from the posts this process has read. A post that another
+  /// process fenced (its ``synchronize()`` returned) is routed, but may still be on its
+  /// way here, so a plain check right after can miss it. This one first makes a round
+  /// trip to the bus (`org.freedesktop.DBus.Peer.Ping`): the bus queues its reply behind
+  /// every signal it routed here before, and this connection reads them in order, so the
+  /// post has been counted when the reply arrives. When the bus does not answer, it
+  /// answers from what has arrived (a reconnect then delivers to every registration).
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live.
+  public func synchronizedCheck(_ token: NotifyToken) async throws(NotifyError) -> Bool {
+    guard isValid(token) else { throw Self.invalid(token) }
+    try? await connection.flush()
+    return try check(token)
+  }
+
   /// How many posts reached the registration since it was made: a count where Darwin gives only
   /// "changed".
   ///

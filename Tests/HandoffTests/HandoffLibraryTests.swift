@@ -1,4 +1,5 @@
 import AppGroups
+import DBus
 import ExtensionItems
 import Foundation
 import Handoff
@@ -127,6 +128,38 @@ struct HandoffLibraryTests {
     task.cancel()
     #expect(seen.withLock { $0.count } == 8)
     #expect(seen.withLock { $0.suffix(5) } == (0..<5).map { "https://example.com/late/\($0)" })
+  }
+
+  /// When the bus dropped rings for the importer (a gap in a poster's count of the
+  /// name), the importer drains, as after a reconnect (issue 11, item 13).
+  @Test func aGapInTheRingsDrains() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let importer = try await fixture.importer()
+    let (imported, tick) = AsyncStream.makeStream(of: String.self)
+    let task = Task {
+      try await importer.run(onDrain: { event in
+        if event?.isResynchronization == true { tick.yield("resynchronized") }
+      }) { share in tick.yield(share.url?.absoluteString ?? "") }
+    }
+    defer { task.cancel() }
+    var events = imported.makeAsyncIterator()
+    // A share stored whose ring, count 2, the bus "dropped": the poster's next ring
+    // carries count 3.
+    let poster = try await BusConnection.connect(to: .address(fixture.bus.address))
+    let name = try NotifyName(HandoffFixture.notification)
+    try poster.send(NotifyWire.signal(for: name, sequence: 1, nameSequence: 1))
+    try await poster.flush()
+    _ = try sender.store([Self.item("https://example.com/dropped")])
+    try poster.send(NotifyWire.signal(for: name, sequence: 3, nameSequence: 3))
+    try await poster.flush()
+    var seen: [String] = []
+    while let next = await events.next() {
+      seen.append(next)
+      if next == "https://example.com/dropped" { break }
+    }
+    #expect(seen.contains("resynchronized"), "\(seen)")
+    await poster.close()
   }
 
   @Test func aPostDuringADrainTriggersAnotherDrain() async throws {

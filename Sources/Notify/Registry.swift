@@ -142,7 +142,7 @@ struct Registry {
       lastNameSequences[key] = count
     }
     guard let last else { return false }
-    return count > last &+ 1 && last != .max
+    return count > last && count - last > 1
   }
 
   /// Records a post to every registration of `subject`.

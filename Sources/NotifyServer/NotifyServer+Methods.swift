@@ -186,27 +186,15 @@ extension NotifyServer {
   /// `GetStatistics`' dictionary (keys in `Protocol/notifyd.md`).
   func statistics() -> DBusValue {
     let entries = state.withLock { state -> [String: DBusValue] in
-      let counters = state.statistics
-      return [
+      var entries: [String: DBusValue] = [
         "Names": .uint32(UInt32(clamping: state.table.count)),
         "NamesWithState": .uint32(UInt32(clamping: state.table.stateCount)),
         "Capacity": .uint32(UInt32(clamping: configuration.capacity)),
-        "StateSets": .uint64(counters.stateSets),
-        "StateGets": .uint64(counters.stateGets),
-        "Restores": .uint64(counters.restores),
-        "MediatedPosts": .uint64(counters.mediatedPosts),
-        "PostsSeen": .uint64(counters.postsSeen),
-        "MalformedSignals": .uint64(counters.malformedSignals),
-        "UntrackedPosts": .uint64(state.table.untrackedPosts),
-        "Evictions": .uint64(state.table.evictions),
-        "Denied": .uint64(counters.denied),
-        "InvalidCalls": .uint64(counters.invalidCalls),
-        "CallerLookups": .uint64(counters.callerLookups),
         "CachedCallers": .uint32(UInt32(clamping: state.callers.count)),
-        "StateFileWrites": .uint64(counters.saves),
-        "StateFileFailures": .uint64(counters.saveFailures),
         "StartTime": .uint64(state.startTime),
       ]
+      for (key, value) in state.counters { entries[key] = .uint64(value) }
+      return entries
     }
     var all = entries
     all["ProcessID"] = .uint32(UInt32(bitPattern: getpid()))

@@ -26,24 +26,14 @@ extension NotifyServer {
     let rules = accessPolicy.rules
     var lines = state.withLock { state -> [String] in
       let table = state.table
-      let counters = state.statistics
       let uptime = (Self.realtimeNanoseconds() &- state.startTime) / 1_000_000_000
-      let values: [(String, UInt64)] = [
-        ("StateSets", counters.stateSets), ("StateGets", counters.stateGets),
-        ("Restores", counters.restores), ("MediatedPosts", counters.mediatedPosts),
-        ("PostsSeen", counters.postsSeen), ("MalformedSignals", counters.malformedSignals),
-        ("UntrackedPosts", table.untrackedPosts), ("Evictions", table.evictions),
-        ("Denied", counters.denied), ("InvalidCalls", counters.invalidCalls),
-        ("CallerLookups", counters.callerLookups), ("StateFileWrites", counters.saves),
-        ("StateFileFailures", counters.saveFailures),
-      ]
       var lines = [
         "status on \(trigger): pid \(getpid()), up \(uptime) s",
         "status: \(table.count) names (\(table.stateCount) with a state) of at most "
           + "\(configuration.capacity), \(rules.count) access rules, "
           + "\(state.callers.count) cached callers, "
           + "state file \(configuration.store?.path ?? "none")",
-        "status: counters " + values.map { "\($0.0) \($0.1)" }.joined(separator: " "),
+        "status: counters " + state.counters.map { "\($0.key) \($0.value)" }.joined(separator: " "),
       ]
       guard detailed else { return lines }
       lines += rules.map { "status: rule \($0.origin)" }

@@ -39,4 +39,18 @@ struct ServerState {
   var startTime: UInt64 = 0
 
   init(capacity: Int) { table = NameTable(capacity: capacity) }
+
+  /// The counters of `GetStatistics` (its `t` values but `StartTime`), in the order the
+  /// status dump lists them.
+  var counters: [(key: String, value: UInt64)] {
+    [
+      ("StateSets", statistics.stateSets), ("StateGets", statistics.stateGets),
+      ("Restores", statistics.restores), ("MediatedPosts", statistics.mediatedPosts),
+      ("PostsSeen", statistics.postsSeen), ("MalformedSignals", statistics.malformedSignals),
+      ("UntrackedPosts", table.untrackedPosts), ("Evictions", table.evictions),
+      ("Denied", statistics.denied), ("InvalidCalls", statistics.invalidCalls),
+      ("CallerLookups", statistics.callerLookups), ("StateFileWrites", statistics.saves),
+      ("StateFileFailures", statistics.saveFailures),
+    ]
+  }
 }

@@ -33,8 +33,11 @@ package enum BusConfiguration {
   ///   - serviceDirectory: A directory of `.service` files for activation.
   ///   - pidFile: Where the daemon writes its process id; defaults to `bus.pid` beside
   ///     the socket.
+  ///   - outgoingLimit: `max_outgoing_bytes`; ``maximumOutgoingBytes`` but for
+  ///     benchmarks that flood receivers and count every message.
   package static func embedded(
-    socketPath: String, serviceDirectory: String, pidFile: String? = nil
+    socketPath: String, serviceDirectory: String, pidFile: String? = nil,
+    outgoingLimit: Int = maximumOutgoingBytes
   ) -> String {
     let pidFile =
       pidFile
@@ -58,7 +61,7 @@ package enum BusConfiguration {
         </policy>
         <limit name="max_incoming_bytes">1000000000</limit>
         <limit name="max_incoming_unix_fds">250000000</limit>
-        <limit name="max_outgoing_bytes">\(maximumOutgoingBytes)</limit>
+        <limit name="max_outgoing_bytes">\(outgoingLimit)</limit>
         <limit name="max_outgoing_unix_fds">250000000</limit>
         <limit name="max_message_size">\(maximumMessageSize)</limit>
         <limit name="service_start_timeout">120000</limit>

@@ -80,11 +80,14 @@ struct StuckReceiverTests {
       try await Task.sleep(for: .milliseconds(20))
     }
     try poster.post(name)
-    var resynchronized = false
-    while !resynchronized && ContinuousClock.now < deadline {
-      resynchronized =
-        watch.readLine(milliseconds: 1000)?.contains(
-          "\"resynchronization\":true") ?? false
+    // Only this closure reads the watcher's output meanwhile.
+    nonisolated(unsafe) let output = watch
+    let resynchronized = try await offThePool {
+      while ContinuousClock.now < deadline {
+        let line = output.readLine(milliseconds: 1000)
+        if line?.contains("\"resynchronization\":true") == true { return true }
+      }
+      return false
     }
     #expect(resynchronized)
     await poster.close()

@@ -192,8 +192,10 @@ public actor BusConnection {
     guard !isClosed, reconnectTask == nil else { return }
     setState(.reconnecting(attempt: 1))
     // The task holds the connection only while an attempt runs, not while it waits
-    // between attempts, so a connection released while its bus is gone still ends.
-    reconnectTask = Task { [weak self] in
+    // between attempts, so a connection released while its bus is gone still ends. It
+    // runs on the connection's thread, as the attempts do, so a busy concurrency pool
+    // does not delay it.
+    reconnectTask = Task(executorPreference: loop) { [weak self] in
       var delay = Duration.milliseconds(25)
       var attempt = 1
       while await self?.reconnect(attempt: attempt) == false {

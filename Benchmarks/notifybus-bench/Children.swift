@@ -82,7 +82,11 @@ enum Children {
     let after = residentBytes()
     print("ready \(after - before)")
     fflush(stdout)
-    while true { pause() }
+    // The center is not used again; an optimized build would release it (closing the
+    // connection, so the bus would hold none of the registrations) without this.
+    withExtendedLifetime(center) {
+      while true { pause() }
+    }
   }
 
   /// glibc's `malloc_trim`, which `Glibc` does not import: returns freed heap to the

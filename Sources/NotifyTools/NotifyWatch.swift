@@ -20,7 +20,8 @@ public enum NotifyWatch {
       by default the name alone; with --json one JSON object per line with the name, the \
       time (seconds since the epoch), the token, postCount (how many posts of the name this \
       watcher has received, the first being 1), the poster's bus name, its sequence number \
-      and whether the line stands for posts missed while the bus was down; with -v \
+      and whether the line stands for posts possibly missed (the bus was down, or dropped \
+      posts while this watcher did not read: Protocol/notify.md, "Missed posts"); with -v \
       notifyutil's verbose format, [token] sec.mmm name state type. Posts that arrive \
       faster than they are printed coalesce.
 

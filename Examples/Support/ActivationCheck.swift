@@ -24,7 +24,7 @@ public enum ActivationCheck {
     if attachments.isEmpty {
       return "Nothing to share: the rule needs at least one attachment or some text."
     }
-    let value = { (key: ActivationKey) in dictionary.entries[key.name]?.integerValue }
+    let value = { (key: ActivationKey) in dictionary.value(for: key) }
     for key in ActivationKey.all where !key.isBoolean {
       guard let maximum = value(key), maximum > 0 else { continue }
       let count = attachments.filter { key.counts(attachmentTypes: $0, in: registry) }.count

@@ -3,7 +3,7 @@
 ///
 /// Strict matching applies when `NSExtensionActivationUsesStrictMatching` is true or the
 /// version is below 2 (a missing version counts as 0). Each ``ActivationKey`` is visited from
-/// the root (Attachments) down, with its value read as an integer (`YES` is 1):
+/// the root (Attachments) down, with its value read by ``value(for:)`` (`YES` is 1, `"2"` is 2):
 ///
 /// - **value > 0**: at most that many counted attachments (no maximum for the Boolean Text
 ///   key); the key is *accepted*.
@@ -23,12 +23,60 @@ public struct ActivationDictionary: Hashable, Sendable {
   /// Creates a rule from a manifest's dictionary.
   public init(_ entries: [String: PropertyListValue]) { self.entries = entries }
 
-  /// `NSExtensionActivationDictionaryVersion`, 0 when absent.
-  public var version: Int64 { entries[ActivationKey.dictionaryVersionName]?.integerValue ?? 0 }
+  /// `NSExtensionActivationDictionaryVersion`, read as ``integer(_:)`` does; 0 when absent.
+  public var version: Int64 { integer(ActivationKey.dictionaryVersionName) ?? 0 }
 
   /// Whether matching is strict: `UsesStrictMatching` is true, or the version is below 2.
   public var usesStrictMatching: Bool {
-    entries[ActivationKey.usesStrictMatchingName]?.boolValue == true || version < 2
+    boolean(ActivationKey.usesStrictMatchingName) == true || version < 2
+  }
+
+  /// A key's value as evaluation reads it: ``integer(_:)``, except that a string for the
+  /// Boolean Text key is read by ``boolean(_:)`` (`"YES"` is 1).
+  public func value(for key: ActivationKey) -> Int64? {
+    if key.isBoolean, case .string? = entries[key.name] {
+      return boolean(key.name).map { $0 ? 1 : 0 }
+    }
+    return integer(key.name)
+  }
+
+  /// An entry read as Apple reads counts and versions, with `intValue`.
+  ///
+  /// A number is its value (reals truncated toward zero, `YES` 1, `NO` 0). A string is read as
+  /// `NSString.intValue` reads it: leading white space, an optional sign and the digits that
+  /// follow, saturating at the 32-bit limits; a string that does not start with a number
+  /// (`"many"`, `""`) is 0. Any other value (a date, data, an array or a dictionary) counts
+  /// as absent, as does a missing entry.
+  public func integer(_ name: String) -> Int64? {
+    guard let value = entries[name] else { return nil }
+    guard case .string(let text) = value else { return value.integerValue }
+    var scalars = Substring(text).unicodeScalars.drop { $0.properties.isWhitespace }
+    var negative = false
+    if let sign = scalars.first, sign == "+" || sign == "-" {
+      negative = sign == "-"
+      scalars = scalars.dropFirst()
+    }
+    var magnitude: Int64 = 0
+    for scalar in scalars {
+      guard ("0"..."9").contains(scalar) else { break }
+      magnitude = min(magnitude * 10 + Int64(scalar.value - 0x30), Int64(Int32.max) + 1)
+    }
+    return negative ? -magnitude : min(magnitude, Int64(Int32.max))
+  }
+
+  /// An entry read as Apple reads Booleans, with `boolValue`.
+  ///
+  /// A number is true when it is not zero. A string is read as `NSString.boolValue` reads it:
+  /// after leading white space, an optional sign and leading zeros, true when the next
+  /// character is `Y`, `y`, `T`, `t` or a digit 1 to 9 (`"YES"`, `"true"`, `"1"`), false
+  /// otherwise. Any other value counts as absent, as does a missing entry.
+  public func boolean(_ name: String) -> Bool? {
+    guard let value = entries[name] else { return nil }
+    guard case .string(let text) = value else { return value.boolValue }
+    var scalars = Substring(text).unicodeScalars.drop { $0.properties.isWhitespace }
+    if let sign = scalars.first, sign == "+" || sign == "-" { scalars = scalars.dropFirst() }
+    guard let first = scalars.drop(while: { $0 == "0" }).first else { return false }
+    return "YyTt123456789".unicodeScalars.contains(first)
   }
 
   /// Decides whether the rule activates for a matching dictionary
@@ -40,7 +88,7 @@ public struct ActivationDictionary: Hashable, Sendable {
     let attachments = items.flatMap(MatchingDictionary.attachmentTypes(of:))
     let strict = usesStrictMatching
 
-    if let minimum = entries[ActivationKey.attachmentsMinimumCountName]?.integerValue,
+    if let minimum = integer(ActivationKey.attachmentsMinimumCountName),
       Int64(attachments.count) < minimum
     {
       return false
@@ -52,7 +100,7 @@ public struct ActivationDictionary: Hashable, Sendable {
       ActivationKey.all.filter { $0.parent == key.name }
     }
     func visit(_ key: ActivationKey, parentAccepted: Bool) -> Bool {
-      let value = entries[key.name]?.integerValue
+      let value = value(for: key)
       if let value, value > 0 {
         accepted.append(key)
         if !key.isBoolean {

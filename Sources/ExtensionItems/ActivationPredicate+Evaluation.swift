@@ -80,9 +80,7 @@ struct PredicateEvaluator {
     case .variable(let name):
       return variables[name]
     case .keyPath(let base, let path):
-      var current = value(base, object)
-      for key in path { current = Self.apply(key, to: current) }
-      return current
+      return Self.apply(path[...], to: value(base, object))
     case .aggregate(let elements):
       var values: [PropertyListValue] = []
       values.reserveCapacity(elements.count)
@@ -123,6 +121,28 @@ struct PredicateEvaluator {
     case let scalar?: elements.append(scalar)
     case nil: break
     }
+  }
+
+  /// Applies key-path components in turn.
+  ///
+  /// As in key-value coding, an aggregate operator
+  /// takes the rest of the path as its argument: `items.@sum.size` sums every item's `size`,
+  /// and `@count` ignores what follows it.
+  private static func apply(_ path: ArraySlice<String>, to value: PropertyListValue?)
+    -> PropertyListValue?
+  {
+    var current = value
+    for (index, key) in zip(path.indices, path) {
+      let rest = path[(index + 1)...]
+      let isAggregate = ["@sum", "@avg", "@min", "@max"].contains(key)
+      if key == "@count" { return apply(key, to: current) }
+      if isAggregate, !rest.isEmpty {
+        guard case .array(let elements)? = current else { return nil }
+        return apply(key, to: .array(elements.map { apply(rest, to: $0) ?? .array([]) }))
+      }
+      current = apply(key, to: current)
+    }
+    return current
   }
 
   private static func apply(_ key: String, to value: PropertyListValue?) -> PropertyListValue? {

@@ -7,8 +7,9 @@ public enum ActivationRule: Hashable, Sendable {
 
   /// Reads a rule from its manifest value: a dictionary, or a predicate string.
   ///
-  /// - Throws: ``PredicateParseError`` for a predicate string that does not parse, with code
-  ///   ``PredicateParseError/Code/unexpectedToken`` and offset 0 for a value of another kind.
+  /// - Throws: ``PredicateParseError`` for a predicate string that does not parse, and one
+  ///   with code ``PredicateParseError/Code/notARule`` naming the kind found (`an integer (3)`)
+  ///   for a value that is neither a dictionary nor a string.
   public init(propertyListValue value: PropertyListValue) throws(PredicateParseError) {
     switch value {
     case .dictionary(let entries):
@@ -17,8 +18,22 @@ public enum ActivationRule: Hashable, Sendable {
       self = .predicate(try ActivationPredicate(parsing: string))
     default:
       throw PredicateParseError(
-        .unexpectedToken, offset: 0, expected: "a dictionary or a predicate string",
-        found: "a value of another kind")
+        .notARule, offset: 0, expected: "a dictionary or a predicate string",
+        found: Self.kind(of: value))
+    }
+  }
+
+  /// The kind of a value that is not a rule, as error messages name it.
+  private static func kind(of value: PropertyListValue) -> String {
+    switch value {
+    case .integer(let integer): return "an integer (\(integer))"
+    case .double(let double): return "a real number (\(double))"
+    case .bool(let bool): return "a Boolean (\(bool ? "true" : "false"))"
+    case .date: return "a date"
+    case .data(let data): return "data (\(data.count) bytes)"
+    case .array(let elements): return "an array (\(elements.count) elements)"
+    case .string: return "a string"
+    case .dictionary: return "a dictionary"
     }
   }
 

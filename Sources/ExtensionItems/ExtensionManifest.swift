@@ -144,21 +144,15 @@ public struct ExtensionManifest: Hashable, Sendable {
         .wrongType, keyPath: "NSExtension.NSExtensionAttributes", "expected a dictionary")
     }
     let ruleKeyPath = "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"
-    switch attributes["NSExtensionActivationRule"] {
-    case nil:
-      activationRule = nil
-    case .dictionary(let entries)?:
-      activationRule = .dictionary(ActivationDictionary(entries))
-    case .string(let text)?:
-      do {
-        activationRule = .predicate(try ActivationPredicate(parsing: text))
-      } catch {
-        throw ExtensionManifestError(
-          .invalidActivationRule, keyPath: ruleKeyPath, "the predicate does not parse: \(error)")
+    do {
+      activationRule = try attributes["NSExtensionActivationRule"].map {
+        value throws(PredicateParseError) in try ActivationRule(propertyListValue: value)
       }
-    default:
+    } catch  where error.code == .notARule {
+      throw ExtensionManifestError(.wrongType, keyPath: ruleKeyPath, error.description)
+    } catch {
       throw ExtensionManifestError(
-        .wrongType, keyPath: ruleKeyPath, "expected a dictionary or a predicate string")
+        .invalidActivationRule, keyPath: ruleKeyPath, "the predicate does not parse: \(error)")
     }
     exportedTypes = try Self.declarations(info, "UTExportedTypeDeclarations")
     importedTypes = try Self.declarations(info, "UTImportedTypeDeclarations")

@@ -278,10 +278,11 @@ struct ItemDecoder {
       case .file?:
         content = .file(path: string)
       case .url?:
-        guard let url = URL(string: string) else {
-          throw reader.failure(.invalidValue, "\"\(string)\" is not a URL", at: kindOffset)
+        switch ItemRepresentation.payloadURL(string) {
+        case .success(let url): content = .url(url)
+        case .failure(let problem):
+          throw reader.failure(.invalidValue, problem.message, at: kindOffset)
         }
-        content = .url(url)
       case .text?:
         content = .text(string)
       case nil:

@@ -128,7 +128,11 @@ struct ItemEncoder {
         try string(path, "a file path")
         writer.uint32(0)
       case .url(let url):
-        try string(url.absoluteString, "a URL")
+        let text = url.absoluteString
+        if case .failure(let problem) = ItemRepresentation.payloadURL(text) {
+          throw ItemCodecError(.invalidValue, "a URL representation: \(problem.message)")
+        }
+        try string(text, "a URL")
         writer.uint32(0)
       case .text(let text):
         try string(text, "a text payload")

@@ -43,6 +43,39 @@ public struct ItemRepresentation: Hashable, Sendable {
     }
   }
 
+  /// The URL a `url` payload string names, or `nil` with the reason it names none.
+  ///
+  /// A URL payload is an absolute URI as RFC 3986 spells it: a scheme, and no character that
+  /// would need percent-encoding (a space, non-ASCII, a `%` not followed by two hex digits).
+  /// It is taken byte for byte: the URL's `absoluteString` is the payload string, so a
+  /// payload reads back, and writes out, exactly as it was sent. The binary codec and the
+  /// JSON mapping apply the same rule in both directions.
+  static func payloadURL(_ string: String) -> Result<URL, URLPayloadError> {
+    guard let url = URL(string: string, encodingInvalidCharacters: false) else {
+      return .failure(URLPayloadError(string, "is not a URL as RFC 3986 spells it"))
+    }
+    guard url.scheme != nil else {
+      return .failure(URLPayloadError(string, "is not an absolute URL (it has no scheme)"))
+    }
+    guard url.absoluteString == string else {
+      return .failure(URLPayloadError(string, "does not read back byte for byte"))
+    }
+    return .success(url)
+  }
+
+  /// Why a string is not a URL payload, quoting at most 200 Unicode scalars of it.
+  struct URLPayloadError: Error {
+    let message: String
+
+    init(_ string: String, _ reason: String) {
+      let scalars = string.unicodeScalars
+      let shown = scalars.count > 200 ? String(scalars.prefix(200)) + "…" : string
+      message =
+        "\"\(shown)\" \(reason); a URL payload is an absolute URL with spaces and "
+        + "non-ASCII characters percent-encoded"
+    }
+  }
+
   /// The four kinds of payload, and the four forms a consumer can load.
   public enum Kind: UInt8, Hashable, Sendable, CaseIterable {
     /// Inline bytes.

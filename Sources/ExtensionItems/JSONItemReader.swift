@@ -127,8 +127,10 @@ struct JSONItemReader {
       } else if let file = fields["file"] as? String {
         content = .file(path: file)
       } else if let text = fields["url"] as? String {
-        guard let url = URL(string: text) else { throw failure("\(here).url", "not a URL") }
-        content = .url(url)
+        switch ItemRepresentation.payloadURL(text) {
+        case .success(let url): content = .url(url)
+        case .failure(let problem): throw failure("\(here).url", problem.message)
+        }
       } else if let text = fields["text"] as? String {
         content = .text(text)
       } else {

@@ -103,7 +103,15 @@ struct PredicateLexer {
           .unexpectedToken, offset: position, expected: "a key-path operator such as @count",
           found: describe(at: position))
       }
-      return PredicateToken(kind: .keyPathOperator("@" + identifier()), offset: start)
+      let name = "@" + identifier()
+      guard PredicateToken.keyPathOperators.contains(name) else {
+        throw PredicateParseError(
+          .unsupportedOperator, offset: start,
+          expected: "a key-path operator: "
+            + PredicateToken.keyPathOperators.joined(separator: ", "),
+          found: "\(name), which is not implemented")
+      }
+      return PredicateToken(kind: .keyPathOperator(name), offset: start)
     case UInt8(ascii: "#"):
       position += 1
       guard let first = peek(), Self.isIdentifierStart(first) else {
@@ -120,12 +128,42 @@ struct PredicateLexer {
       .invalidCharacter, offset: start, expected: "a token", found: describe(at: start))
   }
 
-  /// A short description of the input at `offset` for error messages.
+  /// The longest token an error message quotes, in UTF-8 bytes.
+  static let maximumQuotedToken = 64
+
+  /// The token at `offset`, whole, quoted for error messages.
+  ///
+  /// A quoted string runs through its closing quote, anything else up to white space, a
+  /// bracket or a comma, so a misspelled `UTI-CONFORMS-T0` shows as written. Tokens longer than ``maximumQuotedToken`` bytes
+  /// are cut at a character boundary and say how long they are.
   func describe(at offset: Int) -> String {
     guard offset < bytes.count else { return "end of input" }
-    let end = min(bytes.count, offset + 12)
-    let excerpt = String(decoding: bytes[offset..<end], as: UTF8.self)
-    return "\"\(excerpt)\(end < bytes.count ? "..." : "")\""
+    var end = offset + 1
+    let first = bytes[offset]
+    if [0x20, 0x09, 0x0A, 0x0D].contains(first) { return "white space" }
+    if first == UInt8(ascii: "\"") || first == UInt8(ascii: "'") {
+      while end < bytes.count, bytes[end] != first {
+        end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
+      }
+      end = min(end + 1, bytes.count)
+    } else if !Self.isDelimiter(first) {
+      while end < bytes.count, !Self.isDelimiter(bytes[end]) { end += 1 }
+    }
+    guard end - offset > Self.maximumQuotedToken else {
+      return "\"\(String(decoding: bytes[offset..<end], as: UTF8.self))\""
+    }
+    var cut = offset + Self.maximumQuotedToken
+    while cut > offset, bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+    let shown = String(decoding: bytes[offset..<cut], as: UTF8.self)
+    return "\"\(shown)...\" (a token of \(end - offset) bytes)"
+  }
+
+  /// Bytes that end a token in an error message: white space, brackets, commas and quotes.
+  private static func isDelimiter(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x20, 0x09, 0x0A, 0x0D: return true
+    default: return "(){}[],\"'".utf8.contains(byte)
+    }
   }
 
   private mutating func identifier() -> String {

@@ -17,8 +17,13 @@ public struct PredicateParseError: Error, Hashable, Sendable, CustomStringConver
     self.found = found
   }
 
-  /// "expected <expected> at offset <offset>, found <found>".
-  public var description: String { "expected \(expected) at offset \(offset), found \(found)" }
+  /// "expected <expected> at offset <offset>, found <found>"; without the offset for
+  /// ``Code/notARule``, where there is no text to point into.
+  public var description: String {
+    code == .notARule
+      ? "expected \(expected), found \(found)"
+      : "expected \(expected) at offset \(offset), found \(found)"
+  }
 
   /// The kinds of parse error.
   public struct Code: RawRepresentable, Hashable, Sendable {
@@ -43,5 +48,9 @@ public struct PredicateParseError: Error, Hashable, Sendable, CustomStringConver
     public static let nestingTooDeep = Code(rawValue: 7)
     /// The input is longer than the parser accepts.
     public static let inputTooLong = Code(rawValue: 8)
+    /// A key-path operator (`@distinctUnionOfArrays`) that the evaluator does not implement.
+    public static let unsupportedOperator = Code(rawValue: 9)
+    /// A rule that is neither a dictionary nor a predicate string; ``found`` names its kind.
+    public static let notARule = Code(rawValue: 10)
   }
 }

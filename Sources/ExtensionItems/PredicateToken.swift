@@ -50,4 +50,8 @@ struct PredicateToken: Equatable {
 
   var kind: Kind
   var offset: Int
+
+  /// The key-path operators the evaluator implements; the lexer refuses any other, such as
+  /// `@distinctUnionOfArrays`, rather than let it evaluate to `NULL`.
+  static let keyPathOperators = ["@count", "@sum", "@avg", "@min", "@max"]
 }

@@ -260,7 +260,10 @@ extension UniformTypeDeclaration {
       identifier: "public.mp3",
       conformsTo: ["public.audio"],
       filenameExtensions: ["mp3", "mpga"],
-      mimeTypes: ["audio/mpeg"]
+      mimeTypes: [
+        "audio/mpeg", "audio/mpeg3", "audio/mpg", "audio/mp3", "audio/x-mpeg", "audio/x-mpeg3",
+        "audio/x-mpg", "audio/x-mp3",
+      ]
     ),
     UniformTypeDeclaration(
       identifier: "public.mpeg-4-audio",

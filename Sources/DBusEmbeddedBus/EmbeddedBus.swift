@@ -1,3 +1,5 @@
+public import DBusCodec
+public import DBusMessages
 import SystemSupport
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+public import DBusCodec
+
 /// A D-Bus server address such as `unix:path=/run/user/1000/bus`.
 ///
 /// An address is one or more entries separated by `;`, tried in order. Each entry is a

@@ -1,3 +1,5 @@
+public import DBusCodec
+
 extension MatchRule {
   /// Parses a rule in the bus's text form, such as
   /// `type='signal',interface='org.example.I',arg0='x'`.

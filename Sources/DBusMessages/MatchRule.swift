@@ -1,3 +1,5 @@
+public import DBusCodec
+
 /// A D-Bus match rule: which messages a connection asks the bus to route to it.
 ///
 /// ```swift

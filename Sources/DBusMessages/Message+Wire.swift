@@ -1,3 +1,5 @@
+public import DBusCodec
+
 extension Message {
   /// The longest message the specification allows, 128 MiB.
   public static let maximumWireLength = 134_217_728
@@ -20,21 +22,21 @@ extension Message {
     writer.integer(UInt8(1))
     writer.integer(UInt32(0))  // body length, patched below
     writer.integer(serial == 0 ? 1 : serial)
-    writer.array(elementAlignment: 8) { fields in
-      func field(_ code: HeaderField, _ value: DBusValue) {
-        fields.pad(to: 8)
-        fields.integer(code.rawValue)
-        fields.value(.variant(value))
-      }
-      if let path { field(.path, .objectPath(path)) }
-      if let interface { field(.interface, .string(interface.rawValue)) }
-      if let member { field(.member, .string(member.rawValue)) }
-      if let errorName { field(.errorName, .string(errorName.rawValue)) }
-      if let destination { field(.destination, .string(destination.rawValue)) }
-      if let sender { field(.sender, .string(sender.rawValue)) }
-      if replySerial != 0 { field(.replySerial, .uint32(replySerial)) }
-      if !body.isEmpty { field(.signature, .signature(signature)) }
+    let fields = writer.beginArray(elementAlignment: 8)
+    func field(_ code: HeaderField, _ value: DBusValue) {
+      writer.pad(to: 8)
+      writer.integer(code.rawValue)
+      writer.value(.variant(value))
     }
+    if let path { field(.path, .objectPath(path)) }
+    if let interface { field(.interface, .string(interface.rawValue)) }
+    if let member { field(.member, .string(member.rawValue)) }
+    if let errorName { field(.errorName, .string(errorName.rawValue)) }
+    if let destination { field(.destination, .string(destination.rawValue)) }
+    if let sender { field(.sender, .string(sender.rawValue)) }
+    if replySerial != 0 { field(.replySerial, .uint32(replySerial)) }
+    if !body.isEmpty { field(.signature, .signature(signature)) }
+    writer.endArray(fields)
     writer.pad(to: 8)
     let bodyStart = writer.bytes.count
     for value in body { writer.value(value) }
@@ -70,10 +72,14 @@ extension Message {
         .inconsistentMessage,
         "malformed message: protocol version \(prefix[start + 3]) is not 1")
     }
-    var reader = WireReader(Array(prefix[start..<start + 16]), bigEndian: bigEndian, position: 4)
-    let bodyLength = Int(try reader.integer(UInt32.self))
-    reader.position = 12
-    let fieldsLength = Int(try reader.integer(UInt32.self))
+    func uint32(at offset: Int) -> Int {
+      let bytes = (0..<4).map { Int(prefix[start + offset + $0]) }
+      return bigEndian
+        ? bytes[0] << 24 | bytes[1] << 16 | bytes[2] << 8 | bytes[3]
+        : bytes[3] << 24 | bytes[2] << 16 | bytes[1] << 8 | bytes[0]
+    }
+    let bodyLength = uint32(at: 4)
+    let fieldsLength = uint32(at: 12)
     let total = 16 + ((fieldsLength + 7) & ~7) + bodyLength
     guard total <= maximumWireLength else {
       throw DBusError(
@@ -99,13 +105,21 @@ extension Message {
         .inconsistentMessage,
         "malformed message: the header announces \(length) bytes but \(bytes.count) were given")
     }
-    var reader = WireReader(bytes, bigEndian: bytes[0] == UInt8(ascii: "B"), position: 1)
+    self = try bytes.withUnsafeBytes { buffer in
+      Result { () throws(DBusError) in try Message(buffer) }
+    }.get()
+  }
+
+  /// Reads the message that fills `buffer`, whose length ``wireLength(ofPrefix:)`` has checked.
+  private init(_ buffer: UnsafeRawBufferPointer) throws(DBusError) {
+    var reader = WireReader<DBusError>(
+      buffer, bigEndian: buffer[0] == UInt8(ascii: "B"), position: 1)
     guard let kind = Kind(wireCode: try reader.byte()) else {
-      throw reader.malformed("message type \(bytes[1]) is not one of 1 to 4")
+      throw reader.malformed("message type \(buffer[1]) is not one of 1 to 4")
     }
     let flags = try reader.byte()
     reader.position = 8  // past the body length, which wireLength has checked
-    let serial = try reader.integer(UInt32.self)
+    let serial = try reader.uint32()
     guard serial != 0 else { throw reader.malformed("the serial is zero") }
     self.init(
       kind: kind, serial: serial, noReplyExpected: flags & 0x1 != 0, noAutoStart: flags & 0x2 != 0)
@@ -125,14 +139,15 @@ extension Message {
       body.append(try reader.value(types, index..<end))
       index = end
     }
-    guard reader.position == bytes.count else {
+    guard reader.remaining == 0 else {
       throw reader.malformed("the body is longer than its signature '\(signature)' says")
     }
     try checkRequiredFields(reader)
   }
 
   private mutating func apply(
-    field code: UInt8, _ value: DBusValue, signature: inout Signature, _ reader: WireReader
+    field code: UInt8, _ value: DBusValue, signature: inout Signature,
+    _ reader: WireReader<DBusError>
   ) throws(DBusError) {
     guard code != 0 else { throw reader.malformed("header field code 0 is invalid") }
     guard let field = HeaderField(rawValue: code) else { return }  // unknown fields are ignored
@@ -171,7 +186,7 @@ extension Message {
     }
   }
 
-  private func checkRequiredFields(_ reader: WireReader) throws(DBusError) {
+  private func checkRequiredFields(_ reader: WireReader<DBusError>) throws(DBusError) {
     let missing: String? =
       switch kind {
       case .methodCall: path == nil ? "path" : member == nil ? "member" : nil
@@ -203,6 +218,11 @@ private enum HeaderField: UInt8, CustomStringConvertible {
     case .unixFileDescriptors: "unix fds"
     }
   }
+}
+
+extension WireReader<DBusError> {
+  /// The error for a broken rule of the message format at the current position.
+  fileprivate func malformed(_ problem: String) -> DBusError { failure(.malformed, problem) }
 }
 
 extension Message.Kind {

@@ -1,3 +1,5 @@
+public import DBusCodec
+
 /// A D-Bus message as a value: a method call, a reply, an error or a signal.
 ///
 /// Messages cross isolation domains freely; the libdbus object behind a sent or received

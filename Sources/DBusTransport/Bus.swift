@@ -1,3 +1,6 @@
+public import DBusCodec
+import DBusEmbeddedBus
+public import DBusMessages
 import SystemSupport
 
 #if canImport(Glibc)

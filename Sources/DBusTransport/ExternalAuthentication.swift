@@ -1,3 +1,5 @@
+package import DBusCodec
+
 /// The client side of SASL `EXTERNAL`, the authentication every Unix-socket bus accepts:
 /// the bus reads the client's uid from the socket and compares it with the one claimed.
 ///

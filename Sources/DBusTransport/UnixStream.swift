@@ -1,3 +1,5 @@
+import DBusCodec
+import DBusMessages
 import Glibc
 import SystemSupport
 

@@ -1,20 +1,20 @@
 /// The character classes and element rules that the D-Bus specification uses for names.
-enum NameGrammar {
+package enum NameGrammar {
   /// The maximum length in bytes of a bus, interface, error or member name.
-  static let maximumNameLength = 255
+  package static let maximumNameLength = 255
 
-  static func isLetterOrUnderscore(_ byte: UInt8) -> Bool {
+  package static func isLetterOrUnderscore(_ byte: UInt8) -> Bool {
     (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
   }
 
-  static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+  package static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
   /// Checks a dot-separated name whose elements use `[A-Za-z0-9_]` (plus `-` when
   /// `allowHyphen`), do not start with a digit unless `allowLeadingDigit`, and number at
   /// least `minimumElements`.
   ///
   /// - Returns: `nil` when valid, else the rule that was broken.
-  static func dottedNameViolation(
+  package static func dottedNameViolation(
     _ bytes: some Collection<UInt8>,
     minimumElements: Int,
     allowHyphen: Bool,
@@ -51,7 +51,7 @@ enum NameGrammar {
     return nil
   }
 
-  static func printable(_ byte: UInt8) -> String {
+  package static func printable(_ byte: UInt8) -> String {
     byte >= 0x20 && byte < 0x7F
       ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16, uppercase: true)
   }

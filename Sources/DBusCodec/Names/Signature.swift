@@ -46,6 +46,41 @@ public struct Signature: ValidatedName {
   /// variant's content must be.
   public var isSingleCompleteType: Bool { completeTypes.count == 1 }
 
+  /// The index just past the single complete type that starts at `index` of `bytes`, or
+  /// `nil` when the signature is not valid there.
+  ///
+  /// A dict entry (`{kv}`) is a complete type only where `dictEntryAllowed` says so: as the
+  /// element of an array.
+  package static func completeTypeEnd(
+    in bytes: [UInt8], from index: Int, dictEntryAllowed: Bool = false
+  ) -> Int? {
+    var parser = Parser(bytes: bytes)
+    parser.index = index
+    do {
+      try parser.completeType(dictEntryAllowed: dictEntryAllowed)
+      return parser.index
+    } catch {
+      return nil
+    }
+  }
+
+  /// Whether `bytes` are exactly one complete type.
+  package static func isSingleCompleteType(_ bytes: [UInt8]) -> Bool {
+    bytes.count <= maximumLength && completeTypeEnd(in: bytes, from: 0) == bytes.count
+  }
+
+  /// Whether `bytes` are a valid signature: complete types, at most 255 bytes.
+  package static func isValid(_ bytes: [UInt8]) -> Bool {
+    guard bytes.count <= maximumLength else { return false }
+    var parser = Parser(bytes: bytes)
+    do {
+      while !parser.atEnd { try parser.completeType() }
+      return true
+    } catch {
+      return false
+    }
+  }
+
   static func isBasic(_ code: UInt8) -> Bool {
     switch code {
     case UInt8(ascii: "y"), UInt8(ascii: "b"), UInt8(ascii: "n"), UInt8(ascii: "q"),
@@ -69,11 +104,12 @@ public struct Signature: ValidatedName {
 
     var atEnd: Bool { index == bytes.count }
 
-    mutating func completeType() throws(Violation) {
+    mutating func completeType(dictEntryAllowed: Bool = false) throws(Violation) {
       guard index < bytes.count else {
         throw Violation(rule: "ends where a complete type was expected at offset \(index)")
       }
       let code = bytes[index]
+      if dictEntryAllowed && code == UInt8(ascii: "{") { return try dictEntry() }
       index += 1
       if Signature.isBasic(code) || code == UInt8(ascii: "v") { return }
       switch code {

@@ -1,3 +1,5 @@
+public import DBusCodec
+
 /// A bus name: a unique connection name such as `:1.42` or a well-known name such as
 /// `org.notifybus.Notify1`.
 ///

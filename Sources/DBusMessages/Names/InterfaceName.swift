@@ -1,3 +1,5 @@
+public import DBusCodec
+
 /// An interface name such as `org.notifybus.Notify1`.
 ///
 /// Error names follow the same rules.

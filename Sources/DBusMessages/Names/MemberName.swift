@@ -1,3 +1,5 @@
+public import DBusCodec
+
 /// A method or signal name such as `Posted`.
 ///
 /// Valid: `Posted`, `get_state`, `_x1`. Invalid: the empty string, `1st` (starts with a

@@ -1,5 +1,3 @@
-public import ExtensionItems
-
 /// Checks shared items against an extension's activation rule and says which part of the
 /// rule refused them.
 public enum ActivationCheck {

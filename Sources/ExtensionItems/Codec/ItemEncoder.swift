@@ -1,12 +1,13 @@
+import DBusCodec
 import Foundation
 
 /// Writes items into a D-Bus message, checking the limits as it goes.
 struct ItemEncoder {
-  private var writer: DBusWriter
+  private var writer: WireWriter
   private var budget: ItemCodecBudget
 
   init(limits: ItemCodecLimits, capacity: Int) {
-    writer = DBusWriter(capacity: capacity)
+    writer = WireWriter(capacity: capacity)
     budget = ItemCodecBudget(limits)
   }
 
@@ -21,7 +22,7 @@ struct ItemEncoder {
     let extensionsMark = writer.beginArray(elementAlignment: 8)
     writer.endArray(extensionsMark)
     let bodyLength = writer.count - bodyStart
-    writer.patchUInt32(UInt32(truncatingIfNeeded: bodyLength), at: 4)
+    writer.patch(UInt32(truncatingIfNeeded: bodyLength), at: 4)
     guard writer.count <= budget.limits.maximumMessageSize else {
       throw ItemCodecError(
         .messageTooLarge,
@@ -56,7 +57,7 @@ struct ItemEncoder {
     writer.byte(code)
     writer.signature(type)
     writer.uint32(UInt32(value.utf8CodeUnitCount))
-    value.withUTF8Buffer { writer.byteArrayContents($0) }
+    value.withUTF8Buffer { writer.raw($0) }
     writer.byte(0)
   }
 

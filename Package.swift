@@ -189,7 +189,8 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CDBus", "CSQLite",
+        "SystemSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),

@@ -1,4 +1,4 @@
-public import DBusCodec
+@_spi(Wire) public import DBusCodec
 
 extension Message {
   /// The longest message the specification allows, 128 MiB.
@@ -106,13 +106,13 @@ extension Message {
         "malformed message: the header announces \(length) bytes but \(bytes.count) were given")
     }
     self = try bytes.withUnsafeBytes { buffer in
-      Result { () throws(DBusError) in try Message(buffer) }
-    }.get()
+      Result { () throws(WireError) in try Message(buffer) }
+    }.mapError(DBusError.init).get()
   }
 
   /// Reads the message that fills `buffer`, whose length ``wireLength(ofPrefix:)`` has checked.
-  private init(_ buffer: UnsafeRawBufferPointer) throws(DBusError) {
-    var reader = WireReader<DBusError>(
+  private init(_ buffer: UnsafeRawBufferPointer) throws(WireError) {
+    var reader = WireReader(
       buffer, bigEndian: buffer[0] == UInt8(ascii: "B"), position: 1)
     guard let kind = Kind(wireCode: try reader.byte()) else {
       throw reader.malformed("message type \(buffer[1]) is not one of 1 to 4")
@@ -147,11 +147,11 @@ extension Message {
 
   private mutating func apply(
     field code: UInt8, _ value: DBusValue, signature: inout Signature,
-    _ reader: WireReader<DBusError>
-  ) throws(DBusError) {
+    _ reader: WireReader
+  ) throws(WireError) {
     guard code != 0 else { throw reader.malformed("header field code 0 is invalid") }
     guard let field = HeaderField(rawValue: code) else { return }  // unknown fields are ignored
-    func name<Name: ValidatedName>(_: Name.Type) throws(DBusError) -> Name {
+    func name<Name: ValidatedName>(_: Name.Type) throws(WireError) -> Name {
       guard case .string(let text) = value, let name = Name(rawValue: text) else {
         throw reader.malformed("header field \(field) is not a valid \(Name.kind): \(value)")
       }
@@ -186,7 +186,7 @@ extension Message {
     }
   }
 
-  private func checkRequiredFields(_ reader: WireReader<DBusError>) throws(DBusError) {
+  private func checkRequiredFields(_ reader: WireReader) throws(WireError) {
     let missing: String? =
       switch kind {
       case .methodCall: path == nil ? "path" : member == nil ? "member" : nil
@@ -220,9 +220,9 @@ private enum HeaderField: UInt8, CustomStringConvertible {
   }
 }
 
-extension WireReader<DBusError> {
+extension WireReader {
   /// The error for a broken rule of the message format at the current position.
-  fileprivate func malformed(_ problem: String) -> DBusError { failure(.malformed, problem) }
+  fileprivate func malformed(_ problem: String) -> WireError { failure(.malformed, problem) }
 }
 
 extension Message.Kind {

@@ -5,12 +5,12 @@ import CDBus
 /// Every function here works on a message it creates or was handed, on the calling
 /// thread, and never stores the pointer; a `DBusMessage` has no lock, but one that no
 /// other thread can reach needs none.
-enum MessageCoding {
+package enum MessageCoding {
   /// Builds a libdbus message from `message`; the caller owns the returned reference.
   ///
   /// - Throws: ``DBusError`` when the message is malformed. Everything libdbus would
   ///   refuse with a fatal check failure is caught here first.
-  static func makeRaw(_ message: Message) throws(DBusError) -> OpaquePointer {
+  package static func makeRaw(_ message: Message) throws(DBusError) -> OpaquePointer {
     try message.validate()
     let type: CInt =
       switch message.kind {
@@ -122,7 +122,7 @@ enum MessageCoding {
   ///
   /// libdbus has already validated every message it receives or demarshals, so names are
   /// taken as valid.
-  static func decode(_ raw: OpaquePointer) -> Message {
+  package static func decode(_ raw: OpaquePointer) -> Message {
     func string(_ pointer: UnsafePointer<CChar>?) -> String? {
       pointer.map { String(cString: $0) }
     }

@@ -1,26 +1,40 @@
-/// What kind of rule a message broke, for the error type of a ``WireReader``'s user.
-package enum WireProblem: Sendable {
-  /// The input ends inside a value.
-  case truncated
-  /// A marshalling rule is broken: padding, lengths, signatures, booleans, nesting.
-  case malformed
-  /// A string is not valid UTF-8 or contains NUL.
-  case invalidString
-  /// A string is longer than the reader's caller allows.
-  case stringTooLong
+/// Why a ``WireReader`` refused a message: what kind of rule was broken, where, and a
+/// sentence saying which.
+///
+/// Each user of the reader maps it onto its own error type (``DBusError`` for messages; the
+/// item codec's codes).
+@_spi(Wire) public struct WireError: Error, Sendable {
+  /// What kind of rule a message broke.
+  public enum Problem: Sendable {
+    /// The input ends inside a value.
+    case truncated
+    /// A marshalling rule is broken: padding, lengths, signatures, booleans, nesting.
+    case malformed
+    /// A string is not valid UTF-8 or contains NUL.
+    case invalidString
+    /// A string is longer than the reader's caller allows.
+    case stringTooLong
+  }
+
+  /// The kind of rule broken.
+  public var problem: Problem
+  /// The byte of the message where the problem is.
+  public var offset: Int
+  /// What is wrong, for people: `a boolean is 2, not 0 or 1`.
+  public var message: String
+
+  @inlinable
+  public init(_ problem: Problem, offset: Int, _ message: String) {
+    self.problem = problem
+    self.offset = offset
+    self.message = message
+  }
 }
 
-/// The error a ``WireReader`` throws: each user of the reader maps a problem, its offset and
-/// its sentence onto its own error type (``DBusError`` for messages; the item codec's codes).
-package protocol WireFailure: Error {
-  /// The error for `problem` found at byte `offset` of the message.
-  static func wire(_ problem: WireProblem, offset: Int, _ message: String) -> Self
-}
-
-extension DBusError: WireFailure {
+extension DBusError {
   /// `org.freedesktop.DBus.Error.InconsistentMessage`, "malformed message at byte N: ...".
-  package static func wire(_ problem: WireProblem, offset: Int, _ message: String) -> DBusError {
-    DBusError(.inconsistentMessage, "malformed message at byte \(offset): \(message)")
+  package init(_ wire: WireError) {
+    self.init(.inconsistentMessage, "malformed message at byte \(wire.offset): \(wire.message)")
   }
 }
 
@@ -29,48 +43,48 @@ extension DBusError: WireFailure {
 ///
 /// Offsets count from the start of the message, the start of the buffer. The reader borrows
 /// its buffer: use it only inside the `withUnsafeBytes` scope that made it. Its primitives are
-/// inlinable, so a caller in another module (the item codec) reads as fast as one inside.
-/// Errors are of the caller's type, `Failure`.
-package struct WireReader<Failure: WireFailure> {
+/// inlinable and not generic, so a caller in another module (the item codec) reads as fast as
+/// one inside.
+@_spi(Wire) public struct WireReader {
   @usableFromInline let buffer: UnsafeRawBufferPointer
   /// The offset of the next byte to read.
-  package var position: Int
+  public var position: Int
   /// Whether integers are big-endian (`B`) rather than little-endian (`l`).
-  package let bigEndian: Bool
+  public let bigEndian: Bool
 
   /// The longest array the specification allows, 64 MiB.
-  package static var maximumArrayLength: Int { 67_108_864 }
+  @inlinable public static var maximumArrayLength: Int { 67_108_864 }
   /// How deeply containers may nest in a value, all kinds counted together.
-  package static var maximumDepth: Int { 64 }
+  @inlinable public static var maximumDepth: Int { 64 }
 
   @inlinable
-  package init(_ buffer: UnsafeRawBufferPointer, bigEndian: Bool, position: Int = 0) {
+  public init(_ buffer: UnsafeRawBufferPointer, bigEndian: Bool, position: Int = 0) {
     self.buffer = buffer
     self.bigEndian = bigEndian
     self.position = position
   }
 
   /// The length of the message.
-  @inlinable package var count: Int { buffer.count }
+  @inlinable public var count: Int { buffer.count }
   /// The bytes after ``position``.
-  @inlinable package var remaining: Int { buffer.count - position }
+  @inlinable public var remaining: Int { buffer.count - position }
 
   /// The error for `problem` at `offset`, ``position`` by default.
   @inlinable
-  package func failure(_ problem: WireProblem, _ message: String, at offset: Int? = nil)
-    -> Failure
+  public func failure(_ problem: WireError.Problem, _ message: String, at offset: Int? = nil)
+    -> WireError
   {
-    Failure.wire(problem, offset: offset ?? position, message)
+    WireError(problem, offset: offset ?? position, message)
   }
 
   @inlinable
-  func truncated(_ what: String) -> Failure {
-    Failure.wire(.truncated, offset: position, "the message ends inside \(what)")
+  func truncated(_ what: String) -> WireError {
+    WireError(.truncated, offset: position, "the message ends inside \(what)")
   }
 
   /// Skips the padding to `alignment`, which must be zero bytes.
-  @inlinable
-  package mutating func align(_ alignment: Int) throws(Failure) {
+  @inlinable @inline(__always)
+  public mutating func align(_ alignment: Int) throws(WireError) {
     let target = (position + alignment - 1) & ~(alignment - 1)
     guard target <= buffer.count else { throw truncated("padding") }
     while position < target {
@@ -79,17 +93,17 @@ package struct WireReader<Failure: WireFailure> {
     }
   }
 
-  @inlinable
-  package mutating func byte() throws(Failure) -> UInt8 {
+  @inlinable @inline(__always)
+  public mutating func byte() throws(WireError) -> UInt8 {
     guard position < buffer.count else { throw truncated("a byte") }
     defer { position += 1 }
     return buffer[position]
   }
 
   /// An integer of any width, aligned to its own size.
-  @inlinable
-  package mutating func integer<Value: FixedWidthInteger & BitwiseCopyable>(_: Value.Type)
-    throws(Failure) -> Value
+  @inlinable @inline(__always)
+  public mutating func integer<Value: FixedWidthInteger & BitwiseCopyable>(_: Value.Type)
+    throws(WireError) -> Value
   {
     let size = MemoryLayout<Value>.size
     try align(size)
@@ -99,20 +113,20 @@ package struct WireReader<Failure: WireFailure> {
     return bigEndian ? Value(bigEndian: raw) : Value(littleEndian: raw)
   }
 
-  @inlinable
-  package mutating func uint32() throws(Failure) -> UInt32 { try integer(UInt32.self) }
+  @inlinable @inline(__always)
+  public mutating func uint32() throws(WireError) -> UInt32 { try integer(UInt32.self) }
 
-  @inlinable
-  package mutating func uint64() throws(Failure) -> UInt64 { try integer(UInt64.self) }
+  @inlinable @inline(__always)
+  public mutating func uint64() throws(WireError) -> UInt64 { try integer(UInt64.self) }
 
-  @inlinable
-  package mutating func double() throws(Failure) -> Double {
+  @inlinable @inline(__always)
+  public mutating func double() throws(WireError) -> Double {
     Double(bitPattern: try integer(UInt64.self))
   }
 
   /// A `BOOLEAN`, which must be 0 or 1.
-  @inlinable
-  package mutating func bool() throws(Failure) -> Bool {
+  @inlinable @inline(__always)
+  public mutating func bool() throws(WireError) -> Bool {
     let start = position
     let raw = try uint32()
     guard raw <= 1 else { throw failure(.malformed, "a boolean is \(raw), not 0 or 1", at: start) }
@@ -120,8 +134,8 @@ package struct WireReader<Failure: WireFailure> {
   }
 
   /// A `STRING` or `OBJECT_PATH` body: length, valid UTF-8 with no NUL, then a NUL.
-  @inlinable
-  package mutating func string(maximumLength: Int = .max) throws(Failure) -> String {
+  @inlinable @inline(__always)
+  public mutating func string(maximumLength: Int = .max) throws(WireError) -> String {
     let length = Int(try uint32())
     let start = position
     guard length <= maximumLength else {
@@ -136,8 +150,8 @@ package struct WireReader<Failure: WireFailure> {
   }
 
   /// Reads a `SIGNATURE` and returns the offset and length of its characters, unchecked.
-  @inlinable
-  package mutating func signature() throws(Failure) -> (offset: Int, length: Int) {
+  @inlinable @inline(__always)
+  public mutating func signature() throws(WireError) -> (offset: Int, length: Int) {
     let length = Int(try byte())
     let start = position
     guard length < remaining else {
@@ -152,7 +166,7 @@ package struct WireReader<Failure: WireFailure> {
   }
 
   /// Reads a `SIGNATURE`, checked against the specification.
-  package mutating func validatedSignature() throws(Failure) -> Signature {
+  public mutating func validatedSignature() throws(WireError) -> Signature {
     let (offset, length) = try signature()
     let text = String(decoding: buffer[offset..<offset + length], as: UTF8.self)
     guard let signature = Signature(rawValue: text) else {
@@ -164,8 +178,8 @@ package struct WireReader<Failure: WireFailure> {
   }
 
   /// Whether the bytes at `offset` equal `expected`.
-  @inlinable
-  package func bytesEqual(at offset: Int, length: Int, _ expected: StaticString) -> Bool {
+  @inlinable @inline(__always)
+  public func bytesEqual(at offset: Int, length: Int, _ expected: StaticString) -> Bool {
     guard length == expected.utf8CodeUnitCount else { return false }
     return expected.withUTF8Buffer { expectedBytes in
       var index = 0
@@ -178,12 +192,12 @@ package struct WireReader<Failure: WireFailure> {
   }
 
   /// The byte at `offset`, which the caller has bounds-checked.
-  @inlinable
-  package func peek(at offset: Int) -> UInt8 { buffer[offset] }
+  @inlinable @inline(__always)
+  public func peek(at offset: Int) -> UInt8 { buffer[offset] }
 
   /// The `length` bytes at `start`, then a NUL: valid UTF-8 with no NUL inside.
-  @inlinable
-  mutating func text(at start: Int, length: Int) throws(Failure) -> String {
+  @inlinable @inline(__always)
+  mutating func text(at start: Int, length: Int) throws(WireError) -> String {
     guard buffer[start + length] == 0 else {
       throw failure(.malformed, "a string is not NUL-terminated", at: start + length)
     }
@@ -199,11 +213,9 @@ package struct WireReader<Failure: WireFailure> {
     return string
   }
 
-  /// Reads an `ARRAY` of `BYTE`, lending its contents to `body`.
-  @inlinable
-  package mutating func byteArray(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Void)
-    throws(Failure)
-  {
+  /// Reads an `ARRAY` of `BYTE` and returns its contents, borrowed from the message.
+  @inlinable @inline(__always)
+  public mutating func byteArray() throws(WireError) -> UnsafeRawBufferPointer {
     let length = Int(try uint32())
     guard length <= Self.maximumArrayLength else {
       throw failure(
@@ -214,13 +226,13 @@ package struct WireReader<Failure: WireFailure> {
     }
     let slice = UnsafeRawBufferPointer(rebasing: buffer[position..<position + length])
     position += length
-    try body(slice)
+    return slice
   }
 
   /// Reads an `ARRAY` header and the padding to its first element, and returns the offset
   /// where its elements end.
-  @inlinable
-  package mutating func beginArray(elementAlignment: Int) throws(Failure) -> Int {
+  @inlinable @inline(__always)
+  public mutating func beginArray(elementAlignment: Int) throws(WireError) -> Int {
     let lengthOffset = position
     let length = Int(try uint32())
     guard length <= Self.maximumArrayLength else {
@@ -236,23 +248,23 @@ package struct WireReader<Failure: WireFailure> {
   }
 
   /// Checks that an array's elements ended exactly at its declared end.
-  @inlinable
-  package func endArray(_ end: Int) throws(Failure) {
+  @inlinable @inline(__always)
+  public func endArray(_ end: Int) throws(WireError) {
     guard position == end else {
       throw failure(.malformed, "an array's last element runs past its end")
     }
   }
 
   /// Whether another element starts before `end`.
-  @inlinable
-  package func hasElement(before end: Int) -> Bool { position < end }
+  @inlinable @inline(__always)
+  public func hasElement(before end: Int) -> Bool { position < end }
 
   /// Moves to `offset`, which must not be past the end.
-  @inlinable
-  package mutating func seek(to offset: Int) { position = offset }
+  @inlinable @inline(__always)
+  public mutating func seek(to offset: Int) { position = offset }
 
   /// Reads a variant's signature, which must be a single complete type.
-  package mutating func variantSignature() throws(Failure) -> [UInt8] {
+  public mutating func variantSignature() throws(WireError) -> [UInt8] {
     let (offset, length) = try signature()
     let inner = Array(buffer[offset..<offset + length])
     guard Signature.isSingleCompleteType(inner) else {
@@ -270,8 +282,8 @@ extension WireReader {
   /// it, and returns the index just past that type.
   ///
   /// - Parameter depth: How many containers enclose the value.
-  package mutating func skipValue(_ typeSignature: [UInt8], at index: Int, depth: Int)
-    throws(Failure) -> Int
+  public mutating func skipValue(_ typeSignature: [UInt8], at index: Int, depth: Int)
+    throws(WireError) -> Int
   {
     let code = typeSignature[index]
     guard
@@ -325,8 +337,8 @@ extension WireReader {
   /// Reads one value of the single complete type at `range` of a valid `signature`.
   ///
   /// - Parameter depth: How many containers enclose the value.
-  package mutating func value(_ signature: [UInt8], _ range: Range<Int>, depth: Int = 0)
-    throws(Failure) -> DBusValue
+  public mutating func value(_ signature: [UInt8], _ range: Range<Int>, depth: Int = 0)
+    throws(WireError) -> DBusValue
   {
     let code = signature[range.lowerBound]
     if WireType.isContainer(code) { try checkDepth(depth) }
@@ -381,7 +393,7 @@ extension WireReader {
 
   /// An array whose element type is at `element` of `signature`.
   private mutating func array(_ signature: [UInt8], _ element: Range<Int>, depth: Int)
-    throws(Failure) -> DBusValue
+    throws(WireError) -> DBusValue
   {
     let end = try beginArray(
       elementAlignment: WireType.alignment(of: signature[element.lowerBound]))
@@ -415,7 +427,7 @@ extension WireReader {
   }
 
   /// Refuses a container nested ``maximumDepth`` containers deep.
-  private func checkDepth(_ depth: Int) throws(Failure) {
+  private func checkDepth(_ depth: Int) throws(WireError) {
     guard depth < Self.maximumDepth else {
       throw failure(.malformed, "containers nest deeper than \(Self.maximumDepth)")
     }

@@ -4,51 +4,51 @@
 /// start of ``bytes``. The rules are the D-Bus specification's "Marshaling (Wire Format)".
 /// The primitives are inlinable, so a caller in another module (the item codec) writes as
 /// fast as one inside.
-package struct WireWriter {
+@_spi(Wire) public struct WireWriter {
   /// The message so far.
-  package var bytes: [UInt8]
+  public var bytes: [UInt8]
 
   /// Creates an empty message, with room for `capacity` bytes.
   @inlinable
-  package init(capacity: Int = 0) {
+  public init(capacity: Int = 0) {
     bytes = []
     bytes.reserveCapacity(capacity)
   }
 
   /// The bytes written so far.
-  @inlinable package var count: Int { bytes.count }
+  @inlinable public var count: Int { bytes.count }
 
-  @inlinable
-  package mutating func pad(to alignment: Int) {
+  @inlinable @inline(__always)
+  public mutating func pad(to alignment: Int) {
     let remainder = bytes.count & (alignment - 1)
     if remainder != 0 { bytes.append(contentsOf: repeatElement(0, count: alignment - remainder)) }
   }
 
-  @inlinable
-  package mutating func byte(_ value: UInt8) { bytes.append(value) }
+  @inlinable @inline(__always)
+  public mutating func byte(_ value: UInt8) { bytes.append(value) }
 
   /// An integer of any width, aligned to its own size.
-  @inlinable
-  package mutating func integer<Value: FixedWidthInteger>(_ value: Value) {
+  @inlinable @inline(__always)
+  public mutating func integer<Value: FixedWidthInteger>(_ value: Value) {
     pad(to: MemoryLayout<Value>.size)
     withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
   }
 
-  @inlinable
-  package mutating func uint32(_ value: UInt32) { integer(value) }
+  @inlinable @inline(__always)
+  public mutating func uint32(_ value: UInt32) { integer(value) }
 
-  @inlinable
-  package mutating func int64(_ value: Int64) { integer(value) }
+  @inlinable @inline(__always)
+  public mutating func int64(_ value: Int64) { integer(value) }
 
-  @inlinable
-  package mutating func double(_ value: Double) { integer(value.bitPattern) }
+  @inlinable @inline(__always)
+  public mutating func double(_ value: Double) { integer(value.bitPattern) }
 
-  @inlinable
-  package mutating func bool(_ value: Bool) { integer(UInt32(value ? 1 : 0)) }
+  @inlinable @inline(__always)
+  public mutating func bool(_ value: Bool) { integer(UInt32(value ? 1 : 0)) }
 
   /// Overwrites a `UINT32` written earlier at `offset`.
-  @inlinable
-  package mutating func patch(_ value: UInt32, at offset: Int) {
+  @inlinable @inline(__always)
+  public mutating func patch(_ value: UInt32, at offset: Int) {
     let little = value.littleEndian
     bytes[offset] = UInt8(truncatingIfNeeded: little)
     bytes[offset + 1] = UInt8(truncatingIfNeeded: little >> 8)
@@ -59,8 +59,8 @@ package struct WireWriter {
   /// A `STRING` or `OBJECT_PATH`: length, UTF-8 bytes, NUL.
   ///
   /// - Returns: `false`, having written nothing, when the string contains NUL.
-  @inlinable @discardableResult
-  package mutating func string(_ value: String) -> Bool {
+  @inlinable @inline(__always) @discardableResult
+  public mutating func string(_ value: String) -> Bool {
     var value = value
     return value.withUTF8 { utf8 in
       if utf8.contains(0) { return false }
@@ -72,8 +72,8 @@ package struct WireWriter {
   }
 
   /// A `SIGNATURE` known when the program is written: one length byte, ASCII, NUL.
-  @inlinable
-  package mutating func signature(_ value: StaticString) {
+  @inlinable @inline(__always)
+  public mutating func signature(_ value: StaticString) {
     bytes.append(UInt8(truncatingIfNeeded: value.utf8CodeUnitCount))
     value.withUTF8Buffer { bytes.append(contentsOf: $0) }
     bytes.append(0)
@@ -81,7 +81,7 @@ package struct WireWriter {
 
   /// A `SIGNATURE`; the value must be a valid signature, so at most 255 bytes
   /// (``DBusValue/validate()`` checks every signature a value carries).
-  package mutating func signature(_ value: String) {
+  public mutating func signature(validated value: String) {
     precondition(value.utf8.count <= Signature.maximumLength, "unchecked signature '\(value)'")
     bytes.append(UInt8(truncatingIfNeeded: value.utf8.count))
     bytes.append(contentsOf: value.utf8)
@@ -89,12 +89,12 @@ package struct WireWriter {
   }
 
   /// Appends raw bytes with no length prefix.
-  @inlinable
-  package mutating func raw(_ value: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: value) }
+  @inlinable @inline(__always)
+  public mutating func raw(_ value: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: value) }
 
   /// An `ARRAY` of `BYTE`.
-  @inlinable
-  package mutating func byteArray(_ value: UnsafeRawBufferPointer) {
+  @inlinable @inline(__always)
+  public mutating func byteArray(_ value: UnsafeRawBufferPointer) {
     uint32(UInt32(truncatingIfNeeded: value.count))
     bytes.append(contentsOf: value)
   }
@@ -102,8 +102,8 @@ package struct WireWriter {
   /// Starts an `ARRAY`: writes a placeholder length and the padding before the first element.
   ///
   /// - Returns: The mark to pass to ``endArray(_:)``.
-  @inlinable
-  package mutating func beginArray(elementAlignment: Int) -> ArrayMark {
+  @inlinable @inline(__always)
+  public mutating func beginArray(elementAlignment: Int) -> ArrayMark {
     uint32(0)
     let lengthOffset = bytes.count - 4
     pad(to: elementAlignment)
@@ -112,13 +112,13 @@ package struct WireWriter {
 
   /// Ends an `ARRAY`, patching its length, which counts from the first element (the padding
   /// after the length is not part of it).
-  @inlinable
-  package mutating func endArray(_ mark: ArrayMark) {
+  @inlinable @inline(__always)
+  public mutating func endArray(_ mark: ArrayMark) {
     patch(UInt32(truncatingIfNeeded: bytes.count - mark.start), at: mark.lengthOffset)
   }
 
   /// Where an open array's length lives and where its elements start.
-  package struct ArrayMark {
+  public struct ArrayMark {
     @usableFromInline var lengthOffset: Int
     @usableFromInline var start: Int
 
@@ -130,7 +130,7 @@ package struct WireWriter {
   }
 
   /// Any value; the value must already be valid (``DBusValue/validate()``).
-  package mutating func value(_ value: DBusValue) {
+  public mutating func value(_ value: DBusValue) {
     switch value {
     case .byte(let byte): bytes.append(byte)
     case .boolean(let flag): bool(flag)
@@ -143,7 +143,7 @@ package struct WireWriter {
     case .double(let number): double(number)
     case .string(let text): string(text)
     case .objectPath(let path): string(path.rawValue)
-    case .signature(let signature): self.signature(signature.rawValue)
+    case .signature(let signature): self.signature(validated: signature.rawValue)
     case .bytes(let content):
       uint32(UInt32(truncatingIfNeeded: content.count))
       bytes.append(contentsOf: content)
@@ -164,16 +164,16 @@ package struct WireWriter {
       pad(to: 8)
       for field in fields { self.value(field) }
     case .variant(let inner):
-      signature(inner.signatureString)
+      signature(validated: inner.signatureString)
       self.value(inner)
     }
   }
 }
 
 /// Facts about type codes that both directions of the wire format need.
-package enum WireType {
+@_spi(Wire) public enum WireType {
   /// The alignment of a value whose signature starts with `code`.
-  package static func alignment(of code: UInt8) -> Int {
+  public static func alignment(of code: UInt8) -> Int {
     switch code {
     case UInt8(ascii: "n"), UInt8(ascii: "q"): 2
     case UInt8(ascii: "b"), UInt8(ascii: "i"), UInt8(ascii: "u"), UInt8(ascii: "s"),
@@ -188,7 +188,7 @@ package enum WireType {
 
   /// Whether values of a type code hold other values: arrays, structs, dict entries and
   /// variants.
-  package static func isContainer(_ code: UInt8) -> Bool {
+  public static func isContainer(_ code: UInt8) -> Bool {
     switch code {
     case UInt8(ascii: "a"), UInt8(ascii: "("), UInt8(ascii: "{"), UInt8(ascii: "v"): true
     default: false
@@ -196,7 +196,7 @@ package enum WireType {
   }
 
   /// The end of the single complete type that starts at `start` in a valid signature.
-  package static func completeTypeEnd(in signature: [UInt8], from start: Int) -> Int {
+  public static func completeTypeEnd(in signature: [UInt8], from start: Int) -> Int {
     var index = start
     var open = 0
     repeat {

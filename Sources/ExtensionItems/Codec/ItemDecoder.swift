@@ -1,33 +1,5 @@
-package import DBusCodec
+@_spi(Wire) import DBusCodec
 import Foundation
-
-/// The D-Bus codec's reader, throwing the item codec's errors.
-typealias ItemReader = WireReader<ItemCodecError>
-
-extension ItemCodecError: WireFailure {
-  /// The item codec's code for a problem the wire reader found.
-  package static func wire(_ problem: WireProblem, offset: Int, _ message: String)
-    -> ItemCodecError
-  {
-    let code: Code =
-      switch problem {
-      case .truncated: .truncated
-      case .malformed: .malformed
-      case .invalidString: .invalidString
-      case .stringTooLong: .stringTooLong
-      }
-    return ItemCodecError(code, offset: offset, message)
-  }
-}
-
-extension WireReader<ItemCodecError> {
-  /// An item codec error at `offset`, the current position by default.
-  func codecError(_ code: ItemCodecError.Code, _ message: String, at offset: Int? = nil)
-    -> ItemCodecError
-  {
-    ItemCodecError(code, offset: offset ?? position, message)
-  }
-}
 
 /// Reads items from a D-Bus message, validating the wire format and the limits.
 struct ItemDecoder {
@@ -58,15 +30,15 @@ struct ItemDecoder {
     }
     var reader = ItemReader(buffer, bigEndian: bigEndian, position: 1)
     guard try reader.byte() == 4 else {
-      throw reader.codecError(.notAnItemMessage, "the message is not a SIGNAL (type 4)", at: 1)
+      throw reader.failure(.notAnItemMessage, "the message is not a SIGNAL (type 4)", at: 1)
     }
     _ = try reader.byte()  // flags: any
     guard try reader.byte() == 1 else {
-      throw reader.codecError(.invalidHeader, "the protocol version is not 1", at: 3)
+      throw reader.failure(.invalidHeader, "the protocol version is not 1", at: 3)
     }
     let bodyLength = Int(try reader.uint32())
     guard try reader.uint32() != 0 else {
-      throw reader.codecError(.invalidHeader, "the serial is 0", at: 8)
+      throw reader.failure(.invalidHeader, "the serial is 0", at: 8)
     }
     try readHeaderFields(&reader)
     try reader.align(8)
@@ -98,7 +70,7 @@ struct ItemDecoder {
       let (typeOffset, typeLength) = try reader.signature()
       func expect(_ type: StaticString, _ name: String) throws(ItemCodecError) {
         guard reader.bytesEqual(at: typeOffset, length: typeLength, type) else {
-          throw reader.codecError(
+          throw reader.failure(
             .malformed, "the \(name) header field does not have type \(type)", at: typeOffset)
         }
       }
@@ -109,7 +81,7 @@ struct ItemDecoder {
         guard length < reader.remaining, reader.peek(at: start + length) == 0,
           reader.bytesEqual(at: start, length: length, value)
         else {
-          throw reader.codecError(
+          throw reader.failure(
             .notAnItemMessage, "the \(name) header field is not \(value)", at: lengthOffset)
         }
         reader.seek(to: start + length + 1)
@@ -131,7 +103,7 @@ struct ItemDecoder {
         try expect("g", "SIGNATURE")
         let (offset, length) = try reader.signature()
         guard reader.bytesEqual(at: offset, length: length, ItemCodec.bodySignatureLiteral) else {
-          throw reader.codecError(
+          throw reader.failure(
             .notAnItemMessage, "the body signature is not \(ItemCodec.bodySignature)",
             at: offset)
         }
@@ -139,17 +111,17 @@ struct ItemDecoder {
       case 9:
         try expect("u", "UNIX_FDS")
         guard try reader.uint32() == 0 else {
-          throw reader.codecError(.notAnItemMessage, "an item message carries no file descriptors")
+          throw reader.failure(.notAnItemMessage, "an item message carries no file descriptors")
         }
       case 0:
-        throw reader.codecError(.malformed, "header field code 0 is invalid", at: fieldOffset)
+        throw reader.failure(.malformed, "header field code 0 is invalid", at: fieldOffset)
       default:
         // Known fields the item format does not use (ERROR_NAME, REPLY_SERIAL,
         // DESTINATION, SENDER) and unknown fields are validated and ignored.
         var type: [UInt8] = []
         for index in typeOffset..<typeOffset + typeLength { type.append(reader.peek(at: index)) }
         guard Signature.isSingleCompleteType(type) else {
-          throw reader.codecError(
+          throw reader.failure(
             .malformed, "a header field's type is not a single complete type", at: typeOffset)
         }
         _ = try reader.skipValue(type, at: 0, depth: 2)
@@ -157,7 +129,7 @@ struct ItemDecoder {
     }
     try reader.endArray(end)
     guard sawPath, sawInterface, sawMember, sawSignature else {
-      throw reader.codecError(
+      throw reader.failure(
         .notAnItemMessage,
         "the message lacks a PATH, INTERFACE, MEMBER or SIGNATURE header field", at: 12)
     }
@@ -169,7 +141,7 @@ struct ItemDecoder {
     let versionOffset = reader.position
     let version = try reader.uint32()
     guard version == ItemCodec.formatVersion else {
-      throw reader.codecError(
+      throw reader.failure(
         .unsupportedVersion,
         "format version \(version) is not supported (this decoder reads "
           + "\(ItemCodec.formatVersion))", at: versionOffset)
@@ -190,7 +162,7 @@ struct ItemDecoder {
     }
     try reader.endArray(extensionsEnd)
     guard reader.remaining == 0 else {
-      throw reader.codecError(.malformed, "bytes follow the body's last value")
+      throw reader.failure(.malformed, "bytes follow the body's last value")
     }
     return items
   }
@@ -227,7 +199,7 @@ struct ItemDecoder {
     let userInfoOffset = reader.position
     let userInfo = try readDictionary(&reader, depth: 0)
     for key in userInfo.keys where ExtensionItem.reservedUserInfoKeys.contains(key) {
-      throw reader.codecError(
+      throw reader.failure(
         .invalidValue, "user info uses the reserved key \(key)", at: userInfoOffset)
     }
     var item = ExtensionItem(attachments: attachments, userInfo: userInfo)
@@ -252,12 +224,12 @@ struct ItemDecoder {
       let type = try readString(&reader)
       text.richText = .init(type: UniformType(type), data: try readBytes(&reader))
       guard !reader.hasElement(before: richEnd) else {
-        throw reader.codecError(.invalidValue, "the \(what) has more than one rich form")
+        throw reader.failure(.invalidValue, "the \(what) has more than one rich form")
       }
     }
     try reader.endArray(richEnd)
     guard !reader.hasElement(before: end) else {
-      throw reader.codecError(.invalidValue, "the item has more than one \(what)")
+      throw reader.failure(.invalidValue, "the item has more than one \(what)")
     }
     try reader.endArray(end)
     return text
@@ -272,7 +244,7 @@ struct ItemDecoder {
     if reader.hasElement(before: nameEnd) {
       suggestedName = try readString(&reader)
       guard !reader.hasElement(before: nameEnd) else {
-        throw reader.codecError(.invalidValue, "an attachment has more than one suggested name")
+        throw reader.failure(.invalidValue, "an attachment has more than one suggested name")
       }
     }
     try reader.endArray(nameEnd)
@@ -300,7 +272,7 @@ struct ItemDecoder {
       switch ItemRepresentation.Kind(rawValue: kind) {
       case .data?:
         guard string.isEmpty else {
-          throw reader.codecError(
+          throw reader.failure(
             .invalidValue, "a data representation carries a string", at: kindOffset)
         }
         content = .data(data)
@@ -310,21 +282,21 @@ struct ItemDecoder {
         switch ItemRepresentation.payloadURL(string) {
         case .success(let url): content = .url(url)
         case .failure(let problem):
-          throw reader.codecError(.invalidValue, problem.message, at: kindOffset)
+          throw reader.failure(.invalidValue, problem.message, at: kindOffset)
         }
       case .text?:
         content = .text(string)
       case nil:
-        throw reader.codecError(.invalidValue, "payload kind \(kind) is not 1...4", at: kindOffset)
+        throw reader.failure(.invalidValue, "payload kind \(kind) is not 1...4", at: kindOffset)
       }
       if kind != ItemRepresentation.Kind.data.rawValue, !data.isEmpty {
-        throw reader.codecError(
+        throw reader.failure(
           .invalidValue, "a file, URL or text representation carries bytes", at: bytesOffset)
       }
       guard
         provider.register(ItemRepresentation(type: type, visibility: visibility, content: content))
       else {
-        throw reader.codecError(
+        throw reader.failure(
           .invalidValue, "an attachment registers \(type) twice", at: typeOffset)
       }
     }
@@ -344,7 +316,7 @@ struct ItemDecoder {
       let key = try readString(&reader)
       let value = try readVariant(&reader, depth: depth)
       guard result.updateValue(value, forKey: key) == nil else {
-        throw reader.codecError(.invalidValue, "the key \(key) appears twice", at: keyOffset)
+        throw reader.failure(.invalidValue, "the key \(key) appears twice", at: keyOffset)
       }
     }
     try reader.endArray(end)
@@ -383,7 +355,7 @@ struct ItemDecoder {
     } else if signature("a{sv}") {
       return .dictionary(try readDictionary(&reader, depth: depth + 1))
     }
-    throw reader.codecError(
+    throw reader.failure(
       .invalidValue,
       "a user-info value's type is not one of s x d b ay (d) av a{sv}", at: offset)
   }

@@ -1,4 +1,4 @@
-import DBusCodec
+@_spi(Wire) import DBusCodec
 import Foundation
 
 /// Writes items into a D-Bus message, checking the limits as it goes.

@@ -86,30 +86,11 @@ enum MessageCodingSuite: BenchmarkSuite {
 
   /// The Swift codec's bytes, demarshalled by libdbus; the caller owns the reference.
   private static func viaCodec(_ message: Message) throws(DBus.DBusError) -> OpaquePointer {
-    let bytes = try message.marshalled()
-    var error = CDBus.DBusError()
-    dbus_error_init(&error)
-    defer { dbus_error_free(&error) }
-    let raw = bytes.withUnsafeBufferPointer {
-      $0.withMemoryRebound(to: CChar.self) {
-        dbus_message_demarshal($0.baseAddress, CInt($0.count), &error)
-      }
-    }
-    guard let raw else { throw DBus.DBusError(.invalidArgs, "libdbus refused the codec's bytes") }
-    return raw
+    try MessageCoding.demarshal(try message.marshalled())
   }
 
   /// libdbus's bytes for a message, read by the Swift codec.
   private static func viaCodec(_ raw: OpaquePointer) throws(DBus.DBusError) -> Message {
-    var buffer: UnsafeMutablePointer<CChar>?
-    var length: CInt = 0
-    guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else {
-      throw DBus.DBusError(.noMemory, "out of memory while marshalling a message")
-    }
-    defer { dbus_free(buffer) }
-    let bytes = buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
-      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
-    }
-    return try Message(marshalled: bytes)
+    try Message(marshalled: try MessageCoding.marshal(raw))
   }
 }

@@ -143,6 +143,9 @@ struct ActivationDictionaryTests {
     #expect(dictionary.value(for: .movie) == 3)
     #expect(ActivationDictionary([strictKey: "0"]).boolean(strictKey) == false)
     #expect(ActivationDictionary([webURLKey: "-99999999999"]).integer(webURLKey) == -2_147_483_648)
+    #expect(
+      ActivationCheck.refusal(for: share([[.url], [.url]]), rule: rule([webURLKey: "1"]))
+        == "NSExtensionActivationSupportsWebURLWithMaxCount is 1, but 2 web URLs were shared.")
   }
 
   /// A rule that is neither a dictionary nor a string says what it is.

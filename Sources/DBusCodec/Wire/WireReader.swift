@@ -141,7 +141,7 @@ extension DBusError {
     guard length <= maximumLength else {
       throw failure(
         .stringTooLong,
-        "a string of \(length) bytes exceeds \(maximumLength) (maximumStringLength)")
+        "a string of \(length) bytes is longer than the limit of \(maximumLength)")
     }
     guard length < remaining else {
       throw failure(.truncated, "a string of \(length) bytes runs past the end of the message")

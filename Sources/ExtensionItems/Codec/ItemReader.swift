@@ -39,7 +39,8 @@ struct ItemReader {
         case .invalidString: .invalidString
         case .stringTooLong: .stringTooLong
         }
-      throw ItemCodecError(code, offset: error.offset, error.message)
+      let limit = error.problem == .stringTooLong ? " (maximumStringLength)" : ""
+      throw ItemCodecError(code, offset: error.offset, error.message + limit)
     }
   }
 

@@ -130,7 +130,7 @@ struct ItemEncoder {
         writer.uint32(0)
       case .url(let url):
         let text = url.absoluteString
-        if case .failure(let problem) = ItemRepresentation.payloadURL(text) {
+        if let problem = ItemRepresentation.urlPayloadProblem(text) {
           throw ItemCodecError(.invalidValue, "a URL representation: \(problem.message)")
         }
         try string(text, "a URL")

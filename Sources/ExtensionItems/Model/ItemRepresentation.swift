@@ -67,48 +67,54 @@ public struct ItemRepresentation: Hashable, Sendable {
   /// The encoder checks the strings of the `URL` values it writes with this alone; it is a
   /// scan of the bytes, much cheaper than parsing the URL again.
   static func urlPayloadProblem(_ string: String) -> URLPayloadError? {
-    var utf8 = string.utf8[...]
-    guard let first = utf8.first, isLetter(first) else {
-      return URLPayloadError(string, "is not an absolute URL (it has no scheme)")
-    }
-    while let byte = utf8.first, byte != UInt8(ascii: ":") {
-      guard isLetter(byte) || isDigit(byte) || "+-.".utf8.contains(byte) else {
-        return URLPayloadError(string, "is not an absolute URL (it has no scheme)")
+    let noScheme = "is not an absolute URL (it has no scheme)"
+    var text = string
+    let reason: String? = text.withUTF8 { utf8 in
+      var index = 0
+      guard let first = utf8.first, isLetter(first) else { return noScheme }
+      while index < utf8.count, utf8[index] != UInt8(ascii: ":") {
+        guard isIn(utf8[index], low: schemeLow, high: schemeHigh) else { return noScheme }
+        index += 1
       }
-      utf8 = utf8.dropFirst()
-    }
-    guard !utf8.isEmpty else {
-      return URLPayloadError(string, "is not an absolute URL (it has no scheme)")
-    }
-    while let byte = utf8.popFirst() {
-      if byte == UInt8(ascii: "%") {
-        guard let high = utf8.popFirst(), let low = utf8.popFirst(), isHexDigit(high),
-          isHexDigit(low)
-        else {
-          return URLPayloadError(string, "has a % that is not followed by two hex digits")
+      guard index < utf8.count else { return noScheme }
+      while index < utf8.count {
+        let byte = utf8[index]
+        if byte == UInt8(ascii: "%") {
+          guard index + 2 < utf8.count, isHexDigit(utf8[index + 1]), isHexDigit(utf8[index + 2])
+          else { return "has a % that is not followed by two hex digits" }
+          index += 3
+        } else {
+          guard isIn(byte, low: allowedLow, high: allowedHigh) else {
+            return "has a character RFC 3986 does not allow unencoded"
+          }
+          index += 1
         }
-      } else if !isAllowedInURL(byte) {
-        return URLPayloadError(string, "has a character RFC 3986 does not allow unencoded")
       }
+      return nil
     }
-    return nil
+    return reason.map { URLPayloadError(string, $0) }
+  }
+
+  // Sets of ASCII bytes as two 64-bit masks (bytes 0-63, 64-127).
+  /// Letters, digits, `+`, `-` and `.`: the characters after a scheme's first letter.
+  private static let schemeLow: UInt64 = 0x03ff_6800_0000_0000
+  private static let schemeHigh: UInt64 = 0x07ff_fffe_07ff_fffe
+  /// RFC 3986's unreserved and reserved characters: letters, digits, `-._~:/?#[]@!$&'()*+,;=`.
+  private static let allowedLow: UInt64 = 0xafff_ffda_0000_0000
+  private static let allowedHigh: UInt64 = 0x47ff_fffe_afff_ffff
+
+  @inline(__always)
+  private static func isIn(_ byte: UInt8, low: UInt64, high: UInt64) -> Bool {
+    byte < 64 ? low >> byte & 1 == 1 : byte < 128 && high >> (byte - 64) & 1 == 1
   }
 
   private static func isLetter(_ byte: UInt8) -> Bool {
     (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
   }
 
-  private static func isDigit(_ byte: UInt8) -> Bool {
-    byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-  }
-
   private static func isHexDigit(_ byte: UInt8) -> Bool {
-    isDigit(byte) || ((byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "f"))
-  }
-
-  /// RFC 3986's unreserved and reserved characters.
-  private static func isAllowedInURL(_ byte: UInt8) -> Bool {
-    isLetter(byte) || isDigit(byte) || "-._~:/?#[]@!$&'()*+,;=".utf8.contains(byte)
+    (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+      || ((byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "f"))
   }
 
   /// Why a string is not a URL payload, quoting at most 200 Unicode scalars of it.

@@ -45,10 +45,14 @@ let package = Package(
 
     // MARK: - Libraries
 
-    /// `package`-level POSIX helpers: errno, environment, child processes.
+    /// The Linux interfaces the C library's Swift modules lack (`renameat2`, `O_PATH`).
+    .target(name: "CSystemShim"),
+    /// `package`-level POSIX helpers and the only code that talks to the file system: file
+    /// descriptors, directories, atomic replacement, private directories, XDG locations,
+    /// bounded reads; errno, environment, child processes.
     ///
     /// No Foundation.
-    .target(name: "SystemSupport"),
+    .target(name: "SystemSupport", dependencies: ["CSystemShim"]),
     /// D-Bus without libdbus: names, values, messages, match rules, addresses, the embedded
     /// bus, the wire format in Swift, and a blocking one-shot client.
     ///
@@ -80,12 +84,12 @@ let package = Package(
     /// It re-exports PropertyLists.
     ///
     /// No IPC.
-    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
+    .target(name: "AppGroups", dependencies: ["PropertyLists", "SystemSupport"]),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
     /// item codec (one marshalled D-Bus message, written in Swift).
     ///
     /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "SystemSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
@@ -137,6 +141,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+        "SystemSupport",
       ],
       path: "Examples/Support"
     ),
@@ -257,7 +262,9 @@ let package = Package(
 
 // Settings for every Swift target, one line each with its reason.
 for target in package.targets
-where target.type != .system && !["CBaseline", "CCommandLineBaseline"].contains(target.name) {
+where target.type != .system
+  && !["CBaseline", "CCommandLineBaseline", "CSystemShim"].contains(target.name)
+{
   var settings = target.swiftSettings ?? []
   // SE-0335: existential types are spelled `any P`.
   settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -1,6 +1,12 @@
 import Foundation
-import Glibc
 import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// Key-value defaults shared by the processes of an App Group, like
 /// `UserDefaults(suiteName:)` on Apple systems.
@@ -197,14 +203,10 @@ public final class SharedDefaults: Sendable {
       new.modified <= old.modified
     else { return }
     let next = old.modified + 1
-    var times = [
+    try file.setTimes([
       timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2),  // UTIME_OMIT: leave the access time
       timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000)),
-    ]
-    let (result, code) = FileDescriptor.retrying { futimens(file.rawValue, &times) }
-    guard result == 0 else {
-      throw .syscall("futimens", errno: code, path: file.path, doing: "stamp")
-    }
+    ])
   }
 
   /// Checks a value against the per-value limit.

@@ -1,4 +1,10 @@
-import Glibc
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// A bounded set of keys persisted as an append-only ``KeyLogFormat`` file.
 ///
@@ -73,10 +79,7 @@ struct KeyLog: ~Copyable {
     let status = try file.status()
     identity = (status.st_dev, status.st_ino)
     if repair && offset < Int(status.st_size) {
-      let (result, code) = FileDescriptor.retrying { ftruncate(file.rawValue, off_t(offset)) }
-      guard result == 0 else {
-        throw .syscall("ftruncate", errno: code, path: path, doing: "repair the key log")
-      }
+      try file.truncate(to: Int64(offset))
     }
   }
 

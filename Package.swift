@@ -92,7 +92,9 @@ let package = Package(
     .target(name: "ExtensionItems", dependencies: ["PropertyLists", "SystemSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
-    .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
+    .target(
+      name: "Handoff",
+      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
     /// notifyd's files: the state file format and the access configuration and policy.
     ///
     /// Pure Swift with no dependencies, so the parsers fuzz on their own.

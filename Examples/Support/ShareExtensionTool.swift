@@ -96,8 +96,7 @@ public enum ShareExtensionTool {
     for text in arguments.values("--text") { attachments.append(ItemProvider(text: text)) }
     for option in ["--image", "--file"] {
       for path in arguments.values(option) {
-        let absolute =
-          path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let absolute = absolutePath(path)
         // Refused before anything is stored: a FIFO would block the read, a device
         // (/dev/zero) would never end, a directory has no bytes.
         do {

@@ -201,13 +201,7 @@ public enum Notifyd {
       }
     }
 
-    static func absolute(_ path: String) -> String {
-      if path.hasPrefix("/") { return path }
-      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      guard getcwd(&buffer, buffer.count) != nil else { return path }
-      let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-      return String(decoding: bytes, as: UTF8.self) + "/" + path
-    }
+    static func absolute(_ path: String) -> String { absolutePath(path) }
   }
 }
 

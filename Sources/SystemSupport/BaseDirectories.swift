@@ -79,3 +79,14 @@ package func splitFilePath(_ path: String) -> (directory: String, name: String)?
   let directory = slash == path.startIndex ? "/" : String(path[..<slash])
   return (directory, name)
 }
+
+/// `path` made absolute against the current directory (`getcwd`); an absolute path, or a
+/// relative one when the current directory cannot be read, is returned as is.
+package func absolutePath(_ path: String) -> String {
+  if path.hasPrefix("/") { return path }
+  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+  guard getcwd(&buffer, buffer.count) != nil else { return path }
+  let directory = String(
+    decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  return directory == "/" ? "/" + path : directory + "/" + path
+}

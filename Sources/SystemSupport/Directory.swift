@@ -378,10 +378,19 @@ extension Directory {
   package func replaceFile(_ name: String, with bytes: [UInt8], mode: mode_t = 0o600)
     throws(Failure)
   {
+    try replaceFile(name, mode: mode) { (file) throws(Failure) in try file.writeAll(bytes) }
+  }
+
+  /// Replaces (or creates) the file `name` atomically with what `write` writes to the new
+  /// file, by ``replaceFile(_:with:mode:)``'s steps.
+  package func replaceFile(
+    _ name: String, mode: mode_t = 0o600,
+    writing write: (borrowing FileDescriptor<Failure>) throws(Failure) -> Void
+  ) throws(Failure) {
     let temporary = try createTemporaryFile(for: name)
     do throws(Failure) {
       try temporary.file.setPermissions(mode)
-      try temporary.file.writeAll(bytes)
+      try write(temporary.file)
       try temporary.file.sync()
       try rename(temporary.name, to: self, as: name)
     } catch {
@@ -455,15 +464,14 @@ extension Directory {
     throws(Failure)
   {
     let source = try FileDescriptor<Failure>.openRegularFile(sourcePath)
-    let temporary = try createTemporaryFile(for: name)
-    do throws(Failure) {
+    try replaceFile(name) { (file) throws(Failure) in
       var chunk = [UInt8](repeating: 0, count: 256 * 1024)
       var copied = 0
       while true {
         let count = try chunk.withUnsafeMutableBytes { buffer in
           Result { () throws(Failure) in try source.read(into: buffer) }
         }.get()
-        if count == 0 { break }
+        if count == 0 { return }
         copied += count
         guard copied <= limit else {
           throw Failure(
@@ -471,16 +479,10 @@ extension Directory {
         }
         try chunk.withUnsafeBytes { buffer in
           Result { () throws(Failure) in
-            try temporary.file.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            try file.writeAll(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
           }
         }.get()
       }
-      try temporary.file.sync()
-      try rename(temporary.name, to: self, as: name)
-    } catch {
-      try? remove(temporary.name)
-      throw error
     }
-    try sync()
   }
 }

@@ -172,20 +172,15 @@ public final class SharedDefaults: Sendable {
         throw ContainerError(
           code: .unsupportedValue, path: path, message: "The values cannot be stored: \(error)")
       }
-      let temporary = ".\(fileName).\(getpid()).tmp"
-      let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
-      do throws(ContainerError) {
+      let old = state.stamp
+      try directory.replaceFile(fileName) { (file) throws(ContainerError) in
         try file.writeAll(bytes)
-        try distinguish(file, from: state.stamp)
-        try file.syncData()
-        try directory.rename(temporary, to: directory, as: fileName)
-      } catch {
-        try? directory.remove(temporary)
-        throw error
+        try distinguish(file, from: old)
       }
-      try directory.sync()
       state.values = values
-      state.stamp = Stamp(try file.status())
+      // Under the lock, the file at the name is the one just written (its change time
+      // includes the rename).
+      state.stamp = try directory.status(of: fileName).map(Stamp.init)
     }
   }
 

@@ -128,13 +128,10 @@ struct KeyLog: ~Copyable {
     let kept = Array(keys.suffix(capacity))
     var bytes = KeyLogFormat.header()
     for key in kept { bytes += KeyLogFormat.record(key) }
-    let temporary = ".\(fileName).\(getpid()).tmp"
-    let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
-    try file.writeAll(bytes)
-    try file.syncData()
-    try directory.rename(temporary, to: directory, as: fileName)
-    try directory.sync()
-    let status = try file.status()
+    try directory.replaceFile(fileName) { (file) throws(ContainerError) in
+      try file.writeAll(bytes)
+    }
+    guard let status = try directory.status(of: fileName) else { return }
     keys = kept
     members = Set(kept)
     identity = (status.st_dev, status.st_ino)

@@ -23,6 +23,8 @@ public final class ReadingList {
   public let path: String
   /// Where attachment files are copied.
   public let attachmentsDirectory: URL
+  /// The open `Attachments` directory: item directories are made relative to it.
+  private let attachments: Directory<FileSystemError>
   private let handle: OpaquePointer
 
   /// A SQLite or file failure, with the statement or file involved.
@@ -39,7 +41,7 @@ public final class ReadingList {
     let directory = containerURL.appendingPathComponent("ReadLater", isDirectory: true)
     attachmentsDirectory = directory.appendingPathComponent("Attachments", isDirectory: true)
     let library = try Directory<FileSystemError>.openPrivate(directory.path)
-    _ = try library.privateDirectory("Attachments")
+    attachments = try library.privateDirectory("Attachments")
     // Created here, 0600 and not through a link, before SQLite opens it by name; SQLite
     // then refuses a link there too (SQLITE_OPEN_NOFOLLOW).
     _ = try library.openFile("library.sqlite", flags: O_RDWR, create: true)
@@ -95,8 +97,7 @@ public final class ReadingList {
         return false
       }
       for (position, attachment) in item.attachments.enumerated() {
-        let directory = try Directory<FileSystemError>.openPrivate(attachmentsDirectory.path)
-          .privateDirectory(item.id)
+        let directory = try attachments.privateDirectory(item.id)
         let name = "\(position)-" + URL(fileURLWithPath: attachment.path).lastPathComponent
         try directory.copyFile(from: attachment.path, as: name)
         let target = directory.childPath(name)

@@ -62,6 +62,26 @@ package struct FileDescriptor<Failure: FileSystemFailure>: ~Copyable, Sendable {
     return file
   }
 
+  /// Opens an output file given by path for writing from its start: created with mode
+  /// 0600 when missing, truncated when it is a regular file, never through a symbolic link
+  /// at `path` (`O_NOFOLLOW`); a FIFO or a device is refused without blocking.
+  package static func openOutputFile(_ path: String) throws(Failure) -> FileDescriptor {
+    let flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC
+    let fd: CInt
+    do {
+      fd = try retryingOnInterrupt { open(path, flags, 0o600) }
+    } catch {
+      throw Failure(
+        fileSystem: FileSystemError(.systemCall("open", error), path: path, action: "open"))
+    }
+    let file = FileDescriptor(rawValue: fd, path: path)
+    try file.requireRegular(doing: "write")
+    try file.truncate(to: 0)
+    let current = try file.call("fcntl", doing: "open") { fcntl($0, F_GETFL) }
+    try file.call("fcntl", doing: "open") { fcntl($0, F_SETFL, current & ~O_NONBLOCK) }
+    return file
+  }
+
   /// Reads a whole input file of at most `limit` bytes (see ``openRegularFile(_:)``).
   package static func readRegularFile(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
     let file = try openRegularFile(path)

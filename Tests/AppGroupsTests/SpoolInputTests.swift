@@ -41,6 +41,8 @@ struct SpoolInputTests {
       try spool.enqueue(payload: [1], attachments: [.file(URL(fileURLWithPath: big))])
     }
     #expect(error?.code == .quotaExceeded, "\(String(describing: error))")
+    // Named while copying, not after the whole file was copied.
+    #expect(error?.message.contains("The attachment '\(big)' is larger than") == true)
     #expect(try spool.pendingCount() == 0)
   }
 }

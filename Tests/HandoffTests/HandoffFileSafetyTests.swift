@@ -151,7 +151,8 @@ struct HandoffFileSafetyTests {
     #expect(symlink("/dev/zero", zero) == 0)
     for (path, what) in [(fifo, "a FIFO (named pipe)"), (zero, "a character device")] {
       let result = try fixture.run(
-        "share-extension", ["--url", "https://example.com/f", "--image", path], timeout: 20)
+        "share-extension",
+        ["--url", "https://example.com/f", "--image", path, "--rule", "images"], timeout: 20)
       #expect(result.status == 64, "\(result)")
       #expect(result.error.contains("--image: "), "\(result)")
       #expect(result.error.contains("it is \(what), not a regular file"), "\(result)")

@@ -13,6 +13,4 @@ package enum Environment {
     return value.isEmpty ? nil : value
   }
 
-  /// The home directory, by ``BaseDirectories/home``'s rule.
-  package static var homeDirectory: String? { BaseDirectories().home }
 }

@@ -96,7 +96,7 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
 
   private static func sessionAddress() throws(DBusError) -> BusAddress? {
     if let text = Environment.value("DBUS_SESSION_BUS_ADDRESS") { return try BusAddress(text) }
-    if let runtime = Environment.value("XDG_RUNTIME_DIR") {
+    if let runtime = BaseDirectories().runtimeDirectory {
       var info = stat()
       let path = runtime + "/bus"
       if stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK {

@@ -175,7 +175,7 @@ let package = Package(
     .executableTarget(
       name: "dbus-fuzz",
       dependencies: ["DBus", "DBusCore", "Notify"],
-      path: "Fuzz/DBusFuzz",
+      path: "Fuzz/DBus",
       exclude: ["corpus", "libfuzzer.options"]
     ),
 

@@ -7,6 +7,21 @@
 
 import PackageDescription
 
+/// The fuzz harnesses: the folder Fuzz/NAME holds the sources of the module NAMEFuzz, its seed
+/// corpus and, where it has any, its libFuzzer options.
+let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions: Bool)] = [
+  ("CommandLineSupport", ["CommandLineSupport"], false),
+  ("DBus", ["DBus", "DBusCore", "Notify"], true),
+  ("DefaultsFileReader", ["AppGroups"], false),
+  ("ExtensionManifest", ["ExtensionItems"], true),
+  ("ItemCodec", ["ExtensionItems"], false),
+  ("KeyLogParser", ["AppGroups"], false),
+  ("NotifydConfiguration", ["NotifyServerFiles"], false),
+  ("NotifydStateFile", ["NotifyServerFiles"], false),
+  ("PredicateParser", ["ExtensionItems"], false),
+  ("SpoolEntryParser", ["AppGroups"], false),
+]
+
 let package = Package(
   name: "NotifyBus",
   products: [
@@ -170,14 +185,17 @@ let package = Package(
       path: "Benchmarks/notifybus-bench"
     ),
 
-    // MARK: - Fuzzing (`Fuzz/run TARGET`; without the fuzzer these replay inputs)
+    // MARK: - Fuzzing (`Fuzz/run TARGET`; the harness targets are added below)
 
-    .executableTarget(
-      name: "dbus-fuzz",
-      dependencies: ["DBus", "DBusCore", "Notify"],
-      path: "Fuzz/DBus",
-      exclude: ["corpus", "libfuzzer.options"]
+    /// Every harness by name, for the driver and the corpus replay tests.
+    .target(
+      name: "FuzzHarnesses",
+      dependencies: fuzzHarnesses.map { .target(name: $0.name + "Fuzz") },
+      path: "Fuzz/FuzzHarnesses"
     ),
+    /// `notifybus-fuzz TARGET ...`: libFuzzer's driver, or without the fuzzer a replay of inputs.
+    .executableTarget(
+      name: "notifybus-fuzz", dependencies: ["FuzzHarnesses"], path: "Fuzz/notifybus-fuzz"),
 
     // MARK: - Tests
 
@@ -247,6 +265,8 @@ let package = Package(
       name: "NotifyTests",
       dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
     ),
+    /// Every fuzz corpus, replayed through its harness.
+    .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses"]),
     .testTarget(
       name: "DBusTests",
       dependencies: ["DBus", "DBusCore", "TestSupport", "SystemSupport", "dbus-test-peer"]
@@ -254,6 +274,12 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+package.targets += fuzzHarnesses.map { harness in
+  .target(
+    name: harness.name + "Fuzz", dependencies: harness.dependencies, path: "Fuzz/" + harness.name,
+    exclude: harness.hasOptions ? ["corpus", "libfuzzer.options"] : ["corpus"])
+}
 
 // Settings for every Swift target, one line each with its reason.
 for target in package.targets

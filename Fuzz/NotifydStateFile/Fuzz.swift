@@ -1,10 +1,10 @@
+import NotifyServerFiles
+
 /// Feeds arbitrary bytes to notifyd's state file parser.
 ///
 /// Parsing must never crash; a file that parses must serialize and parse back to the same
 /// records, and its errors must name a line inside the input.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+public func fuzz(_ bytes: [UInt8]) {
   do {
     let records = try StateFile.parse(bytes, path: "fuzz")
     let again = try StateFile.parse(StateFile.serialize(records), path: "again")
@@ -13,5 +13,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let lines = bytes.count { $0 == UInt8(ascii: "\n") } + 1
     precondition(error.line >= 0 && error.line <= lines, "error line \(error.line) past the input")
   }
-  return 0
 }

@@ -1,0 +1,49 @@
+// Every fuzz harness, by the name of its folder under Fuzz/: what the libFuzzer driver
+// (`notifybus-fuzz`) runs and what FuzzTests replays each corpus through.
+
+import CommandLineSupportFuzz
+import DBusFuzz
+import DefaultsFileReaderFuzz
+import ExtensionManifestFuzz
+import ItemCodecFuzz
+import KeyLogParserFuzz
+import NotifydConfigurationFuzz
+import NotifydStateFileFuzz
+import PredicateParserFuzz
+import SpoolEntryParserFuzz
+
+#if canImport(Glibc)
+  @preconcurrency import Glibc
+#endif
+
+/// One fuzz harness: it runs one input and traps when an invariant does not hold.
+public typealias FuzzHarness = @Sendable ([UInt8]) -> Void
+
+/// The harnesses by name; the name is the folder under Fuzz/ holding the harness's sources,
+/// its seed corpus and its libFuzzer options.
+public let fuzzHarnesses: [String: FuzzHarness] = [
+  "CommandLineSupport": CommandLineSupportFuzz.fuzz,
+  "DBus": DBusFuzz.fuzz,
+  "DefaultsFileReader": DefaultsFileReaderFuzz.fuzz,
+  "ExtensionManifest": ExtensionManifestFuzz.fuzz,
+  "ItemCodec": ItemCodecFuzz.fuzz,
+  "KeyLogParser": KeyLogParserFuzz.fuzz,
+  "NotifydConfiguration": NotifydConfigurationFuzz.fuzz,
+  "NotifydStateFile": NotifydStateFileFuzz.fuzz,
+  "PredicateParser": PredicateParserFuzz.fuzz,
+  "SpoolEntryParser": SpoolEntryParserFuzz.fuzz,
+]
+
+/// The bytes of the file at `path`, or `nil` when it cannot be read.
+public func fuzzInput(atPath path: String) -> [UInt8]? {
+  guard let file = fopen(path, "rb") else { return nil }
+  defer { fclose(file) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let read = fread(&chunk, 1, chunk.count, file)
+    if read == 0 { break }
+    bytes += chunk[..<read]
+  }
+  return ferror(file) == 0 ? bytes : nil
+}

@@ -181,6 +181,7 @@ let package = Package(
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "BusTestSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -199,11 +200,15 @@ let package = Package(
 
     // MARK: - Tests
 
-    /// Private buses, child processes and helpers shared by the test targets.
+    /// What every test target shares, without a bus: the built products, child processes,
+    /// temporary directories, files and condition waits.
+    .target(name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport"),
+    /// A private dbus-daemon per suite, for the tests and the benchmark. It re-exports
+    /// TestSupport.
     .target(
-      name: "TestSupport",
-      dependencies: ["DBus", "SystemSupport"],
-      path: "Tests/TestSupport"
+      name: "BusTestSupport",
+      dependencies: ["TestSupport", "DBus", "SystemSupport"],
+      path: "Tests/BusTestSupport"
     ),
     /// A small peer process for tests that need a second process on the bus.
     .executableTarget(
@@ -233,7 +238,7 @@ let package = Package(
     .testTarget(
       name: "NotifyToolsTests",
       dependencies: [
-        "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "TestSupport",
+        "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
         "SystemSupport",
         // notify-post is not listed: as a static executable it would be linked into the
         // test bundle. `swift build --build-tests` builds it, as every product.
@@ -250,26 +255,28 @@ let package = Package(
       name: "HandoffTests",
       dependencies: [
         "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
-        "TestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress", "notifyd",
+        "BusTestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
+        "notifyd",
         "notifyutil",
       ]
     ),
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
-        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
+        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport",
+        "BusTestSupport",
         "SystemSupport", "notifyd", "notifyutil",
       ]
     ),
     .testTarget(
       name: "NotifyTests",
-      dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
+      dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
     ),
     /// Every fuzz corpus, replayed through its harness.
     .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses"]),
     .testTarget(
       name: "DBusTests",
-      dependencies: ["DBus", "DBusCore", "TestSupport", "SystemSupport", "dbus-test-peer"]
+      dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import AppGroups
+import BusTestSupport
 import DBus
 import Dispatch
 import ExtensionItems
@@ -32,7 +33,7 @@ enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try BenchBus()
+    let bus = try PrivateBus()
     let latencyCount = max(30, Int(400 * scale))
     let throughputCount = max(100, Int(2000 * scale))
     // Warm up both paths; discard the figures.
@@ -134,7 +135,7 @@ enum HandoffSuite: BenchmarkSuite {
 
   // MARK: - Handoff
 
-  static func measureHandoff(_ bus: BenchBus, latency: Int, throughput: Int) async throws
+  static func measureHandoff(_ bus: PrivateBus, latency: Int, throughput: Int) async throws
     -> Figures
   {
     let (path, container) = try scratch()
@@ -182,7 +183,8 @@ enum HandoffSuite: BenchmarkSuite {
 
   // MARK: - The seeds' pattern
 
-  static func measureSeed(_ bus: BenchBus, latency: Int, throughput: Int) async throws -> Figures {
+  static func measureSeed(_ bus: PrivateBus, latency: Int, throughput: Int) async throws -> Figures
+  {
     let (path, container) = try scratch()
     defer { try? FileManager.default.removeItem(atPath: path) }
     let name: NotifyName = "group.org.notifybus.bench.seed"

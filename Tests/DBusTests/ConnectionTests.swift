@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Glibc
 import Synchronization
-import TestSupport
 import Testing
 
 /// Collects messages delivered on a connection's thread, for tests to wait on.

@@ -1,10 +1,10 @@
 import AppGroups
+import BusTestSupport
 import ExtensionItems
 import Foundation
 import Handoff
 import Notify
 import Synchronization
-import TestSupport
 import Testing
 
 /// The Handoff library in one process: a sender and an importer on a private bus.

@@ -1,7 +1,7 @@
+import BusTestSupport
 import Foundation
 import HandoffExamples
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

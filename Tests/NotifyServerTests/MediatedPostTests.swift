@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
-import TestSupport
 import Testing
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Synchronization
 import SystemSupport
-import TestSupport
 
 #if canImport(Glibc)
   import Glibc

@@ -1,10 +1,10 @@
+import BusTestSupport
 import DBus
 import Dispatch
 import Glibc
 import Notify
 import Synchronization
 import SystemSupport
-import TestSupport
 import Testing
 
 /// Counts calls, for tests to wait on.

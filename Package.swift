@@ -224,17 +224,20 @@ let package = Package(
     ),
     .testTarget(
       name: "CommandLineSupportTests",
-      dependencies: ["CommandLineSupport", "cli-demo"]
+      dependencies: ["CommandLineSupport", "TestSupport", "cli-demo"]
     ),
     .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
-    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems"]),
+    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems", "TestSupport"]),
     /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
     .executableTarget(
       name: "appgroups-stress",
       dependencies: ["AppGroups"],
       path: "Tests/appgroups-stress"
     ),
-    .testTarget(name: "AppGroupsTests", dependencies: ["AppGroups", "appgroups-stress"]),
+    .testTarget(
+      name: "AppGroupsTests",
+      dependencies: ["AppGroups", "TestSupport", "SystemSupport", "appgroups-stress"]
+    ),
     .testTarget(
       name: "NotifyToolsTests",
       dependencies: [
@@ -273,7 +276,7 @@ let package = Package(
       dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
     ),
     /// Every fuzz corpus, replayed through its harness.
-    .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses"]),
+    .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
     .testTarget(
       name: "DBusTests",
       dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]

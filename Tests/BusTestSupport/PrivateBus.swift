@@ -1,6 +1,7 @@
 package import DBus
 import Synchronization
 import SystemSupport
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -24,6 +25,7 @@ package final class PrivateBus: Sendable {
   /// Whether processes of every user may connect (the directory is then 0755).
   package let allowsEveryUser: Bool
   private let daemon = Mutex<Subprocess?>(nil)
+  private let temporary = TemporaryDirectory()
 
   /// Whether `dbus-daemon` can be found, for `.enabled(if:)`.
   package static var isAvailable: Bool {
@@ -36,9 +38,7 @@ package final class PrivateBus: Sendable {
   ///   control tests run with `setpriv`): the directory becomes 0755 and the policy gains
   ///   `<allow user="*"/>`.
   package init(allowingEveryUser: Bool = false) throws {
-    var template = Array("/tmp/notifybus-test-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw Errno.current }
-    directory = String(cString: made)
+    directory = temporary.path
     allowsEveryUser = allowingEveryUser
     if allowingEveryUser { chmod(directory, 0o755) }
     serviceDirectory = directory + "/services"
@@ -47,10 +47,8 @@ package final class PrivateBus: Sendable {
     try start()
   }
 
-  deinit {
-    kill()
-    Subprocess.removeTree(directory)
-  }
+  // The directory goes after the daemon, with `temporary`.
+  deinit { kill() }
 
   /// Starts the daemon (again); returns once it accepts connections.
   package func start() throws {

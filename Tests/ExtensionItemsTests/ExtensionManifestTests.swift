@@ -1,5 +1,6 @@
 import ExtensionItems
 import Foundation
+import TestSupport
 import Testing
 
 /// The `NSExtension` snippet from seeds/001 (a read-later share extension), verbatim.
@@ -87,10 +88,9 @@ struct ExtensionManifestTests {
     let data = try PropertyListSerialization.data(
       fromPropertyList: info, format: .binary, options: 0)
     #expect(data.starts(with: Array("bplist00".utf8)))
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "Info-\(UUID().uuidString).plist")
+    let temporary = TemporaryDirectory("manifest")
+    let url = URL(filePath: temporary.path("Info.plist"))
     try data.write(to: url)
-    defer { try? FileManager.default.removeItem(at: url) }
     let manifest = try ExtensionManifest(contentsOf: url)
     #expect(manifest.bundleIdentifier == "net.example.readlater.share")
     #expect(manifest.principalClass == "ShareViewController")

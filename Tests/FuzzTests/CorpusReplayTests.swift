@@ -1,10 +1,10 @@
 import Foundation
 import FuzzHarnesses
+import TestSupport
 import Testing
 
 /// The Fuzz/ folder of this checkout.
-private let fuzzDirectory = URL(filePath: #filePath).deletingLastPathComponent()
-  .deletingLastPathComponent().deletingLastPathComponent().appending(path: "Fuzz").path
+private let fuzzDirectory = Repository.path("Fuzz")
 
 /// Each harness's seed corpus, run through the harness as `Fuzz/run` would start a fuzzing run:
 /// an input that once broke an invariant stays fixed.
@@ -16,7 +16,7 @@ private let fuzzDirectory = URL(filePath: #filePath).deletingLastPathComponent()
     #expect(!files.isEmpty, "\(corpus) is empty")
     let harness = try #require(fuzzHarnesses[name])
     for file in files {
-      harness(try #require(fuzzInput(atPath: corpus + "/" + file), "\(file) does not read"))
+      harness(try #require(readBytes(corpus + "/" + file), "\(file) does not read"))
     }
   }
 

@@ -277,6 +277,17 @@ let package = Package(
     ),
     /// Every fuzz corpus, replayed through its harness.
     .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
+    .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"]),
+    .testTarget(
+      name: "DBusCoreTests",
+      dependencies: ["DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+    ),
+    .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DBusCore"]),
+    .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
+    .testTarget(
+      name: "NotifyToolsCoreTests",
+      dependencies: ["NotifyToolsCore", "NotifyCore", "DBusCore", "BusTestSupport"]
+    ),
     .testTarget(
       name: "DBusTests",
       dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]

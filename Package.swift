@@ -251,7 +251,7 @@ let package = Package(
     /// An extension process that sends many shares, for the handoff tests.
     .executableTarget(
       name: "handoff-stress",
-      dependencies: ["Handoff", "ExtensionItems"],
+      dependencies: ["Handoff", "ExtensionItems", "AppGroups"],
       path: "Tests/handoff-stress"
     ),
     .testTarget(

@@ -44,19 +44,23 @@ public final class HandoffSender: Sendable {
   ///   - notification: The name to post after storing.
   ///   - center: The center to post on.
   ///   - spoolName: The spool inside the container.
+  ///   - limits: The spool's quotas.
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/container`` when the spool
   ///   cannot be opened.
   public init(
     container: GroupContainer, notification: NotifyName, center: NotifyCenter,
-    spoolName: String = defaultSpoolName
+    spoolName: String = defaultSpoolName, limits: SpoolLimits = SpoolLimits()
   ) throws(HandoffError) {
     self.container = container
     self.notification = notification
     self.center = center
     do {
-      self.spool = try Spool(container: container, name: spoolName)
+      self.spool = try Spool(container: container, name: spoolName, limits: limits)
     } catch {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container,
+        "Cannot open the spool '\(spoolName)' of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -113,14 +117,16 @@ public final class HandoffSender: Sendable {
     do {
       payload = try ItemCodec.encode(packed.items)
     } catch {
-      throw HandoffError(.encoding, "Cannot encode the shared items: \(error)")
+      throw HandoffError(
+        .encoding, "Cannot encode the shared items: \(error)", cause: .codec(error))
     }
     do {
       return try spool.enqueue(payload: payload, attachments: packed.attachments, id: id)
     } catch {
       throw HandoffError(
         .container,
-        "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)")
+        "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -137,7 +143,9 @@ public final class HandoffSender: Sendable {
       try center.post(notification)
       try await center.synchronize()
     } catch {
-      throw HandoffError(.postFailed, "Cannot post '\(notification)': \(error.message).\(stored)")
+      throw HandoffError(
+        .postFailed, "Cannot post '\(notification)': \(error.message).\(stored)",
+        cause: .notify(error))
     }
   }
 }

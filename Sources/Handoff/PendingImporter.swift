@@ -86,7 +86,12 @@ public final class PendingImporter: Sendable {
         try SeenKeys(container: container, name: policy.setName, capacity: policy.capacity)
       }
     } catch {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container,
+        "Cannot open the spool '\(spoolName)'"
+          + (deduplication.map { " or the dedupe set '\($0.setName)'" } ?? "")
+          + " of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -169,7 +174,10 @@ public final class PendingImporter: Sendable {
       report.redelivered += summary.duplicates
       return report
     } catch let error as ContainerError {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container,
+        "Cannot drain the spool '\(spool.name)' of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -196,7 +204,8 @@ public final class PendingImporter: Sendable {
     do {
       events = try await center.events(for: notification, bufferSize: 1)
     } catch {
-      throw HandoffError(.notConnected, "Cannot watch '\(notification)': \(error.message)")
+      throw HandoffError(
+        .notConnected, "Cannot watch '\(notification)': \(error.message)", cause: .notify(error))
     }
     onDrain(nil)
     try await drainReporting(onFailure, handler)

@@ -95,7 +95,8 @@ public final class NotifyCenter: Sendable {
     do {
       connection = try await BusConnection.connect(to: bus)
     } catch {
-      throw NotifyError(.serverNotFound, "cannot reach the \(bus) bus: \(error.message)")
+      throw NotifyError(
+        .serverNotFound, "cannot reach the \(bus) bus: \(error.message)", cause: .bus(error))
     }
     let center = NotifyCenter(connection: connection, mediated: mediated ?? (bus == .system))
     await center.watchConnection()
@@ -161,7 +162,7 @@ public final class NotifyCenter: Sendable {
       }
       try connection.send(NotifyWire.signal(for: name, sequence: sequence))
     } catch {
-      throw NotifyError(.failed, "cannot post '\(name)': \(error.message)")
+      throw NotifyError(.failed, "cannot post '\(name)': \(error.message)", cause: .bus(error))
     }
   }
 
@@ -179,7 +180,7 @@ public final class NotifyCenter: Sendable {
     do {
       try await connection.flush()
     } catch {
-      throw NotifyError(.failed, "the bus did not answer: \(error.message)")
+      throw NotifyError(.failed, "the bus did not answer: \(error.message)", cause: .bus(error))
     }
   }
 
@@ -224,7 +225,9 @@ public final class NotifyCenter: Sendable {
       }
       var fds: [CInt] = [-1, -1]
       guard pipe(&fds) == 0 else {
-        throw NotifyError(.failed, "cannot make a pipe: errno \(errno)")
+        throw NotifyError(
+          .failed, "cannot make a pipe for '\(name)': errno \(errno)",
+          cause: .systemCall("pipe", errno: errno))
       }
       for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
       _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
@@ -326,7 +329,7 @@ public final class NotifyCenter: Sendable {
     guard let pending else { return token }
     if case .failure(let error) = await pending.value {
       try? cancel(token)
-      throw NotifyError(.failed, "cannot watch \(subject): \(error.message)")
+      throw NotifyError(.failed, "cannot watch \(subject): \(error.message)", cause: .bus(error))
     }
     return token
   }

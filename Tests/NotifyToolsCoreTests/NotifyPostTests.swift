@@ -48,19 +48,24 @@ struct NotifyPostTests {
   }
 
   @Test func aMediatedPostWithoutNotifydSaysSo() throws {
-    let error = #expect(throws: (any Error).self) {
+    let error = #expect(throws: ToolError.self) {
       try post(["--mediated", "group.example.nobody"])
     }
+    #expect(error?.code == .serviceFailed)
     #expect(
-      "\(error.map { "\($0)" } ?? "")".hasPrefix(
-        "cannot post 'group.example.nobody' through notifyd: "))
+      error?.message.hasPrefix("cannot post 'group.example.nobody' through notifyd: ") == true)
+    let refusal = try #require(error?.cause as? NotifyError)
+    #expect(refusal.status == .serverNotFound)
+    #expect(error?.message.hasSuffix(refusal.message) == true)
   }
 
   @Test func anUnreachableBusIsARuntimeError() throws {
     let missing = bus.directory + "/missing"
-    let error = #expect(throws: (any Error).self) {
+    let error = #expect(throws: ToolError.self) {
       try post(["group.example.lost"], bus: "unix:path=" + missing)
     }
-    #expect("\(error.map { "\($0)" } ?? "")".hasPrefix("cannot reach the "))
+    #expect(error?.code == .busUnreachable)
+    #expect(error?.message.hasPrefix("cannot reach the ") == true)
+    #expect(error?.cause is DBusError, "\(String(describing: error?.cause))")
   }
 }

@@ -7,9 +7,10 @@ import Foundation
 public enum ShareManifests {
   /// Which built-in manifest to use.
   public enum Choice: String, CaseIterable, Sendable {
-    /// The seed's rule: at most one web URL, one web page, and text.
+    /// The iOS original's rule (`Protocol/handoff.md` §6): at most one web URL, one web page,
+    /// and text.
     case seed
-    /// The seed's rule plus up to five images.
+    /// The iOS original's rule plus up to five images.
     case images
   }
 

@@ -13,7 +13,7 @@ public import Notify
 ///   ItemProvider(url: URL(string: "https://example.com")!)])])
 /// ```
 ///
-/// ``send(_:id:)`` does what the seed extension's `savePayload` did, in an order that cannot
+/// ``send(_:id:)`` does what the iOS original's `savePayload` did (`Protocol/handoff.md` §6), in an order that cannot
 /// lose an item:
 /// 1. encodes the items with ``ItemCodec`` (file representations, and inline data larger
 ///    than ``inlineDataLimit``, become spool attachments referenced by a relative path);
@@ -32,7 +32,7 @@ public final class HandoffSender: Sendable {
   /// The notify center the doorbell is rung on.
   public let center: NotifyCenter
 
-  /// The spool's name when none is given: the seed's `pendingItems` defaults key.
+  /// The spool's name when none is given: the iOS original's `pendingItems` defaults key.
   public static var defaultSpoolName: String { "pendingItems" }
   /// Inline data representations larger than this many bytes travel as attachment files.
   public static var inlineDataLimit: Int { 64 * 1024 }

@@ -8,7 +8,7 @@ import Synchronization
 /// The app's half of the handoff: drains the group's spool at start and on every doorbell,
 /// handing each share to the app once.
 ///
-/// Named after the seed app's `PendingImporter`, with the same flow and none of its race
+/// Named after the iOS original's `PendingImporter`, with the same flow and none of its race
 /// (see `Protocol/handoff.md` for the mapping):
 ///
 /// ```swift
@@ -118,10 +118,10 @@ public final class PendingImporter: Sendable {
   /// What every drain of this importer did so far, added up.
   public var totals: DrainReport { runningTotals.withLock { $0 } }
 
-  /// The number of shares imported so far: the seed's `importedCount`.
+  /// The number of shares imported so far: the iOS original's `importedCount`.
   public var importedCount: Int { totals.imported }
 
-  /// Drains the spool once: the seed's `drainPending(into:)`.
+  /// Drains the spool once: the iOS original's `drainPending(into:)`.
   ///
   /// Each share is handed to `handler` in the order it was stored and removed after the
   /// handler returns. Cancelling the task stops the drain before the next share.

@@ -517,15 +517,6 @@ public final class NotifyCenter: Sendable {
     }
   }
 
-  /// The kind of delivery a token uses: `dispatch`, `check`, `file`, `signal` or
-  /// `stream`.
-  public func deliveryType(of token: NotifyToken) throws(NotifyError) -> String {
-    try registry.withLock { registry throws(NotifyError) in
-      guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
-      return registration.delivery.typeName
-    }
-  }
-
   static func invalid(_ token: NotifyToken) -> NotifyError {
     NotifyError(.invalidToken, "token \(token) is not a live registration")
   }

@@ -12,16 +12,6 @@ enum Delivery {
   case signal(CInt)
   /// Yield an event to a stream.
   case stream(AsyncStream<NotifyEvent>.Continuation)
-
-  var typeName: String {
-    switch self {
-    case .dispatch: "dispatch"
-    case .check: "check"
-    case .fileDescriptor: "file"
-    case .signal: "signal"
-    case .stream: "stream"
-    }
-  }
 }
 
 /// What a registration watches: one name, or every name in a namespace.

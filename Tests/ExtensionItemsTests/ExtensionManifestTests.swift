@@ -3,7 +3,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The `NSExtension` snippet from seeds/001 (a read-later share extension), verbatim.
+/// The `NSExtension` part of the iOS original's read-later share extension (`Protocol/handoff.md`
+/// §6), verbatim.
 private let seedFragment = """
   <key>NSExtension</key>
   <dict>

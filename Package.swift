@@ -153,14 +153,14 @@ let package = Package(
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
       ],
-      path: "Examples/Support"
+      path: "Examples/HandoffExamples",
+      resources: [.copy("Manifests")]
     ),
     /// `share-extension --url U --title T --image P`: the extension, with the seed's Info.plist.
     .executableTarget(
       name: "share-extension",
       dependencies: ["HandoffExamples", "CommandLineSupport"],
-      path: "Examples/ShareExtension",
-      exclude: ["Info.plist", "Info-Images.plist"]
+      path: "Examples/ShareExtension"
     ),
     /// `readlater watch` / `readlater list`: the app, storing reading items in SQLite.
     .executableTarget(

@@ -156,7 +156,7 @@ let package = Package(
       path: "Examples/HandoffExamples",
       resources: [.copy("Manifests")]
     ),
-    /// `share-extension --url U --title T --image P`: the extension, with the seed's Info.plist.
+    /// `share-extension --url U --title T --image P`: the extension, with its Info.plists.
     .executableTarget(
       name: "share-extension",
       dependencies: ["HandoffExamples", "CommandLineSupport"],

@@ -1,4 +1,5 @@
 import BusTestSupport
+import ExtensionItems
 import Foundation
 import HandoffExamples
 import SystemSupport
@@ -132,7 +133,9 @@ struct HandoffProcessTests {
     let root = URL(fileURLWithPath: Repository.root)
     let png = fixture.bus.directory + "/photo.png"
     try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: png))
-    let manifest = root.appendingPathComponent("Examples/ShareExtension/Info-Images.plist").path
+    let manifest = root.appendingPathComponent(
+      "Examples/HandoffExamples/Manifests/Info-Images.plist"
+    ).path
     let accepted = try fixture.run(
       "share-extension", ["--manifest", manifest, "--url", "https://example.com/m", "--image", png])
     #expect(accepted.status == 0, "\(accepted)")
@@ -203,10 +206,12 @@ struct HandoffProcessTests {
   @Test func theShippedInfoPlistsAreTheBuiltInOnes() throws {
     let root = URL(fileURLWithPath: Repository.root)
     for (file, choice) in [("Info.plist", "seed"), ("Info-Images.plist", "images")] {
-      let shipped = try String(
-        contentsOf: root.appendingPathComponent("Examples/ShareExtension/" + file), encoding: .utf8)
-      let builtIn = choice == "seed" ? ShareManifests.seedText : ShareManifests.imagesText
-      #expect(shipped.trimmingCharacters(in: .whitespacesAndNewlines) == builtIn)
+      let shipped = try Data(
+        contentsOf: root.appendingPathComponent("Examples/HandoffExamples/Manifests/" + file))
+      let choice = try #require(ShareManifests.Choice(rawValue: choice))
+      let builtIn = try Data(contentsOf: ShareManifests.url(choice))
+      #expect(shipped == builtIn)
+      #expect(ShareManifests.manifest(choice) == (try ExtensionManifest(propertyList: shipped)))
     }
   }
 }

@@ -12,6 +12,18 @@ enum Delivery {
   case signal(CInt)
   /// Yield an event to a stream.
   case stream(AsyncStream<NotifyEvent>.Continuation)
+  /// Call a handler where the post is recorded (``NotifyCenter/register(_:immediate:)``).
+  case immediate(@Sendable (NotifyToken) -> Void)
+
+  var typeName: String {
+    switch self {
+    case .dispatch, .immediate: "dispatch"
+    case .check: "check"
+    case .fileDescriptor: "file"
+    case .signal: "signal"
+    case .stream: "stream"
+    }
+  }
 }
 
 /// What a registration watches: one name, or every name in a namespace.

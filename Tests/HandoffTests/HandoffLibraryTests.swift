@@ -173,7 +173,7 @@ struct HandoffLibraryTests {
     #expect(taken == Array(ids.prefix(2)))
     // The second share was in hand when the loop ended: it is delivered again.
     var again: [String] = []
-    try await waitUntil {
+    try await waitUntil(every: .milliseconds(20)) {
       again = []
       do {
         try await importer.drainPending { again.append($0.id) }

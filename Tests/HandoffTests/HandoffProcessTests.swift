@@ -173,7 +173,7 @@ struct HandoffProcessTests {
       _ = notifyd.wait(milliseconds: 5000)
     }
     // notifyd answers: state set by one process is read by another.
-    try await waitUntil {
+    try await waitUntil(every: .milliseconds(50)) {
       let set = try fixture.run("notifyutil", ["-s", "group.example.saved", "7"])
       return set.status == 0 && set.output.isEmpty
     }

@@ -242,7 +242,7 @@ struct NotifydServiceTests {
 
   /// Whether `condition` holds within five seconds.
   func eventually(_ condition: () -> Bool) async -> Bool {
-    await waitUntil(timeout: .seconds(5), condition)
+    await waitUntil(timeout: .seconds(5), every: .milliseconds(20), condition)
   }
 
   @Test func restoreStateKeepsTheNewerValue() async throws {
@@ -343,5 +343,28 @@ struct NotifydServiceTests {
     #expect(total == 500)
     for client in clients { await client.close() }
     _ = daemon
+  }
+}
+
+/// `org.notifybus.notifyd.version`, Darwin's `com.apple.system.notify.ipc_version`.
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+struct NotifydVersionNameTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  @Test func theVersionNameReportsPidAndInterfaceVersionAndOnlyNotifydSetsIt() async throws {
+    let notifyd = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let center = try await NotifyCenter.connect(to: .address(bus.address))
+    let version = try await center.serverVersion()
+    #expect(version.version == 1)
+    #expect(version.processID == notifyd.process.pid)
+    do {
+      try await center.setState(5, for: NotifyWire.serverVersionName)
+      Issue.record("SetState of the version name succeeded")
+    } catch {
+      #expect(error.status == .notAuthorized)
+    }
+    #expect(try await center.serverVersion().processID == notifyd.process.pid)
   }
 }

@@ -31,7 +31,7 @@ struct ToolTests {
   func waitForWatchers(_ count: Int = 1) async throws {
     let connection = try await BusConnection.connect(to: .address(bus.address))
     defer { Task { await connection.close() } }
-    try await waitUntil {
+    try await waitUntil(every: .milliseconds(20)) {
       let reply = try await connection.call(
         .methodCall(
           destination: .bus, path: "/org/freedesktop/DBus",

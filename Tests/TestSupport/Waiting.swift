@@ -1,18 +1,20 @@
-/// Waits until `condition` holds, checking every few milliseconds, for at most `timeout`.
+/// Waits until `condition` holds, checking it every `interval`, for at most `timeout`.
 ///
 /// For a test that waits for something to happen (a delivery, a file, a process): it
-/// returns as soon as it does, and a test's assertion afterwards says what did not.
+/// returns as soon as it does, and a test's assertion afterwards says what did not. A
+/// condition that costs a bus call or a process asks less often.
 ///
 /// - Returns: Whether the condition held before the time ran out.
 @discardableResult
 package func waitUntil(
-  timeout: Duration = .seconds(10), _ condition: () async throws -> Bool
+  timeout: Duration = .seconds(10), every interval: Duration = .milliseconds(5),
+  _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
   let deadline = ContinuousClock.now + timeout
   while true {
     if try await condition() { return true }
     if ContinuousClock.now >= deadline { return false }
-    try? await Task.sleep(for: .milliseconds(2))
+    try? await Task.sleep(for: interval)
   }
 }
 

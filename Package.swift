@@ -2,8 +2,9 @@
 //
 // NotifyBus: the iOS share-extension handoff (items saved into an App Group container,
 // a Darwin notification rung, the app draining the container) for Swift on Linux,
-// over D-Bus. The layers, lowest first, are listed below; a layer never imports a
-// higher one. See README.md and Protocol/.
+// over D-Bus. The targets are declared lowest layer first; the layers, and what each
+// module is for, are in ARCHITECTURE.md (a layer never imports its own or a higher one).
+// See also README.md and Protocol/.
 
 import Foundation
 import PackageDescription
@@ -43,22 +44,22 @@ let toolchainSwiftDirectory: String = {
 let package = Package(
   name: "NotifyBus",
   products: [
+    .library(name: "PropertyLists", targets: ["PropertyLists"]),
+    .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
+    .library(name: "AppGroups", targets: ["AppGroups"]),
+    .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
-    .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
-    .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
-    .library(name: "AppGroups", targets: ["AppGroups"]),
-    .library(name: "PropertyLists", targets: ["PropertyLists"]),
     .library(name: "Handoff", targets: ["Handoff"]),
+    .library(name: "NotifyServer", targets: ["NotifyServer"]),
+    /// Darwin's notify(3) C API: libnotifybus.so (soname libnotifybus.so.1), notify.h.
+    .library(name: "notifybus", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
     .executable(name: "share-extension", targets: ["share-extension"]),
     .executable(name: "readlater", targets: ["readlater"]),
-    .library(name: "NotifyServer", targets: ["NotifyServer"]),
     .executable(name: "notifyd", targets: ["notifyd"]),
-    /// Darwin's notify(3) C API: libnotifybus.so (soname libnotifybus.so.1), notify.h.
-    .library(name: "notifybus", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -78,17 +79,52 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"])]
     ),
 
-    // MARK: - Libraries
+    // MARK: - Libraries, lowest layer first (the layers are in ARCHITECTURE.md)
 
     /// `package`-level POSIX helpers: errno, environment, child processes.
     ///
     /// No Foundation.
     .target(name: "SystemSupport"),
+    /// Property-list values and the binary property-list format, read and written in Swift.
+    ///
+    /// No IPC.
+    .target(name: "PropertyLists"),
+    /// Argument parsing, help, errors and exit codes for every executable, in the
+    /// swift-argument-parser style.
+    ///
+    /// No Foundation, so tools start fast.
+    .target(name: "CommandLineSupport"),
+    /// notifyd's files: the state file format and the access configuration and policy.
+    ///
+    /// Pure Swift with no dependencies, so the parsers fuzz on their own.
+    .target(name: "NotifyServerFiles"),
+    /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
+    .target(name: "CNotifyDispatch"),
+    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus` product only.
+    .target(
+      name: "NotifyCAPILinkage",
+      linkerSettings: [
+        .unsafeFlags([
+          "-Xlinker", "-soname=libnotifybus.so.1",
+          "-Xlinker", "--version-script=\(packageDirectory)/Sources/NotifyCAPI/libnotifybus.map",
+        ])
+      ]
+    ),
     /// D-Bus without libdbus: names, values, messages, match rules, addresses, the embedded
     /// bus, the wire format in Swift, and a blocking one-shot client.
     ///
     /// No Foundation, no Dispatch: `notify-post` links it into a fully static executable.
     .target(name: "DBusCore", dependencies: ["SystemSupport"]),
+    /// App Group containers: group identifiers, shared defaults and the durable item spool.
+    /// It re-exports PropertyLists.
+    ///
+    /// No IPC.
+    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
+    /// Share-extension items: the item model, uniform types, activation rules, manifests and the
+    /// item codec (one marshalled D-Bus message, written in Swift).
+    ///
+    /// No IPC. It re-exports PropertyLists.
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
     /// The only Swift code that calls libdbus: the long-lived, actor-isolated connection.
     /// It re-exports DBusCore.
     ///
@@ -102,32 +138,12 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
-    /// Argument parsing, help, errors and exit codes for every executable, in the
-    /// swift-argument-parser style.
-    ///
-    /// No Foundation, so tools start fast.
-    .target(name: "CommandLineSupport"),
-    /// Property-list values and the binary property-list format, read and written in Swift.
-    ///
-    /// No IPC.
-    .target(name: "PropertyLists"),
-    /// App Group containers: group identifiers, shared defaults and the durable item spool.
-    /// It re-exports PropertyLists.
-    ///
-    /// No IPC.
-    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
-    /// Share-extension items: the item model, uniform types, activation rules, manifests and the
-    /// item codec (one marshalled D-Bus message, written in Swift).
-    ///
-    /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
+    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
+    .target(
+      name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
-    /// notifyd's files: the state file format and the access configuration and policy.
-    ///
-    /// Pure Swift with no dependencies, so the parsers fuzz on their own.
-    .target(name: "NotifyServerFiles"),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
@@ -137,12 +153,6 @@ let package = Package(
     .target(
       name: "NotifyTools",
       dependencies: ["NotifyToolsCore", "Notify", "DBus", "CommandLineSupport"]),
-    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
-    .target(
-      name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
-
-    /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
-    .target(name: "CNotifyDispatch"),
     /// The notify(3) C functions of `notify.h` and `notify_private.h` over Notify, with C
     /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
     .target(
@@ -150,15 +160,14 @@ let package = Package(
       dependencies: ["Notify", "CNotifyDispatch"],
       exclude: ["include", "libnotifybus.map", "pkgconfig"]
     ),
-    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus` product only.
+    /// What the share-extension and read-later examples do, as testable library code.
     .target(
-      name: "NotifyCAPILinkage",
-      linkerSettings: [
-        .unsafeFlags([
-          "-Xlinker", "-soname=libnotifybus.so.1",
-          "-Xlinker", "--version-script=\(packageDirectory)/Sources/NotifyCAPI/libnotifybus.map",
-        ])
-      ]
+      name: "HandoffExamples",
+      dependencies: [
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+      ],
+      path: "Examples/HandoffExamples",
+      resources: [.copy("Manifests")]
     ),
 
     // MARK: - Tools
@@ -186,15 +195,6 @@ let package = Package(
       name: "notifybus-demo",
       dependencies: ["DBus"],
       path: "Examples/SignalDemo"
-    ),
-    /// What the share-extension and read-later examples do, as testable library code.
-    .target(
-      name: "HandoffExamples",
-      dependencies: [
-        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
-      ],
-      path: "Examples/HandoffExamples",
-      resources: [.copy("Manifests")]
     ),
     /// `share-extension --url U --title T --image P`: the extension, with its Info.plists.
     .executableTarget(
@@ -248,7 +248,7 @@ let package = Package(
     .executableTarget(
       name: "notifybus-fuzz", dependencies: ["FuzzHarnesses"], path: "Fuzz/notifybus-fuzz"),
 
-    // MARK: - Tests
+    // MARK: - Tests, in the order of the libraries they test
 
     /// What every test target shares, without a bus: the built products, child processes,
     /// temporary directories, files and condition waits.
@@ -260,12 +260,8 @@ let package = Package(
       dependencies: ["TestSupport", "DBus", "SystemSupport"],
       path: "Tests/BusTestSupport"
     ),
-    /// A small peer process for tests that need a second process on the bus.
-    .executableTarget(
-      name: "dbus-test-peer",
-      dependencies: ["DBus"],
-      path: "Tests/DBusTestPeer"
-    ),
+    .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"]),
+    .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
     /// A small tool on CommandLineSupport that its tests run as a real process.
     .executableTarget(
       name: "cli-demo",
@@ -276,8 +272,17 @@ let package = Package(
       name: "CommandLineSupportTests",
       dependencies: ["CommandLineSupport", "TestSupport", "cli-demo"]
     ),
-    .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
-    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems", "TestSupport"]),
+    .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
+    /// A small peer process for tests that need a second process on the bus.
+    .executableTarget(
+      name: "dbus-test-peer",
+      dependencies: ["DBus"],
+      path: "Tests/DBusTestPeer"
+    ),
+    .testTarget(
+      name: "DBusCoreTests",
+      dependencies: ["DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+    ),
     /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
     .executableTarget(
       name: "appgroups-stress",
@@ -288,15 +293,19 @@ let package = Package(
       name: "AppGroupsTests",
       dependencies: ["AppGroups", "TestSupport", "SystemSupport", "appgroups-stress"]
     ),
+    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems", "TestSupport"]),
     .testTarget(
-      name: "NotifyToolsTests",
-      dependencies: [
-        "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
-        "SystemSupport",
-        // notify-post is not listed: as a static executable it would be linked into the
-        // test bundle. `swift build --build-tests` builds it, as every product.
-        "notify-watch", "notifyutil",
-      ]
+      name: "DBusTests",
+      dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+    ),
+    .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DBusCore"]),
+    .testTarget(
+      name: "NotifyTests",
+      dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
+    ),
+    .testTarget(
+      name: "NotifyToolsCoreTests",
+      dependencies: ["NotifyToolsCore", "NotifyCore", "DBusCore", "BusTestSupport"]
     ),
     /// An extension process that sends many shares, for the handoff tests.
     .executableTarget(
@@ -322,21 +331,14 @@ let package = Package(
       ]
     ),
     .testTarget(
-      name: "NotifyTests",
-      dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
-    ),
-    /// Every fuzz corpus, replayed through its harness.
-    .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
-    .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"]),
-    .testTarget(
-      name: "DBusCoreTests",
-      dependencies: ["DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
-    ),
-    .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DBusCore"]),
-    .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
-    .testTarget(
-      name: "NotifyToolsCoreTests",
-      dependencies: ["NotifyToolsCore", "NotifyCore", "DBusCore", "BusTestSupport"]
+      name: "NotifyToolsTests",
+      dependencies: [
+        "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
+        "SystemSupport",
+        // notify-post is not listed: as a static executable it would be linked into the
+        // test bundle. `swift build --build-tests` builds it, as every product.
+        "notify-watch", "notifyutil",
+      ]
     ),
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(
@@ -344,10 +346,11 @@ let package = Package(
       dependencies: ["DBus", "BusTestSupport", "SystemSupport", "notifyd"],
       exclude: ["Programs"]
     ),
-    .testTarget(
-      name: "DBusTests",
-      dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
-    ),
+    /// Every fuzz corpus, replayed through its harness.
+    .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
+    /// The layers of ARCHITECTURE.md, held to every module's imports and to this file.
+    .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
+
   ],
   swiftLanguageModes: [.v6]
 )

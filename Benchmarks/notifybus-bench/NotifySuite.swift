@@ -191,10 +191,7 @@ enum NotifySuite: BenchmarkSuite {
 
   /// Wall time of `notify-post NAME` against `dbus-send` posting the same signal.
   static func cliCost(_ bus: PrivateBus, runs: Int) throws -> BenchmarkRow? {
-    let directory = String(
-      CommandLine.arguments[0].split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        .joined(separator: "/"))
-    let notifyPost = directory + "/notify-post"
+    let notifyPost = Products.path("notify-post")
     guard access(notifyPost, X_OK) == 0 else {
       fputs("notify: skipping notify-post timing: build it too (swift build -c release)\n", stderr)
       return nil

@@ -12,10 +12,6 @@ import NotifydStateFileFuzz
 import PredicateParserFuzz
 import SpoolEntryParserFuzz
 
-#if canImport(Glibc)
-  @preconcurrency import Glibc
-#endif
-
 /// One fuzz harness: it runs one input and traps when an invariant does not hold.
 public typealias FuzzHarness = @Sendable ([UInt8]) -> Void
 
@@ -33,17 +29,3 @@ public let fuzzHarnesses: [String: FuzzHarness] = [
   "PredicateParser": PredicateParserFuzz.fuzz,
   "SpoolEntryParser": SpoolEntryParserFuzz.fuzz,
 ]
-
-/// The bytes of the file at `path`, or `nil` when it cannot be read.
-public func fuzzInput(atPath path: String) -> [UInt8]? {
-  guard let file = fopen(path, "rb") else { return nil }
-  defer { fclose(file) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 65536)
-  while true {
-    let read = fread(&chunk, 1, chunk.count, file)
-    if read == 0 { break }
-    bytes += chunk[..<read]
-  }
-  return ferror(file) == 0 ? bytes : nil
-}

@@ -27,6 +27,20 @@ func harness(named argument: UnsafeMutablePointer<CChar>?) -> FuzzHarness {
   return harness
 }
 
+/// The bytes of the file at `path`, or `nil` when it cannot be read.
+func fuzzInput(atPath path: String) -> [UInt8]? {
+  guard let file = fopen(path, "rb") else { return nil }
+  defer { fclose(file) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let read = fread(&chunk, 1, chunk.count, file)
+    if read == 0 { break }
+    bytes += chunk[..<read]
+  }
+  return ferror(file) == 0 ? bytes : nil
+}
+
 #if FUZZING
   @_silgen_name("LLVMFuzzerRunDriver")
   func runFuzzerDriver(

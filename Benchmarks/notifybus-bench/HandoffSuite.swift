@@ -33,7 +33,7 @@ enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try PrivateBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let latencyCount = max(30, Int(400 * scale))
     let throughputCount = max(100, Int(2000 * scale))
     // Warm up both paths; discard the figures.

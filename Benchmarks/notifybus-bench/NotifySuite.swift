@@ -18,7 +18,7 @@ enum NotifySuite: BenchmarkSuite {
   static let postedName: NotifyName = "bench.notify.saved"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try PrivateBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let latencyCount = max(200, Int(2000 * scale))
     let throughputCount = max(2000, Int(40_000 * scale))
     var rows: [BenchmarkRow] = []

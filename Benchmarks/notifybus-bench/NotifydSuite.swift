@@ -17,7 +17,7 @@ enum NotifydSuite: BenchmarkSuite {
   static let cService = "org.notifybus.CBaseline"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try PrivateBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let count = max(300, Int(5000 * scale))
     let rounds = 3
     let serverConnection = try await BusConnection.connect(to: .address(bus.address))

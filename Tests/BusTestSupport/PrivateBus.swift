@@ -24,6 +24,8 @@ package final class PrivateBus: Sendable {
   package let address: BusAddress
   /// Whether processes of every user may connect (the directory is then 0755).
   package let allowsEveryUser: Bool
+  /// The bytes the daemon queues for one connection before it drops messages to it.
+  package let outgoingLimit: Int
   private let daemon = Mutex<Subprocess?>(nil)
   private let temporary = TemporaryDirectory()
 
@@ -37,7 +39,12 @@ package final class PrivateBus: Sendable {
   /// - Parameter allowingEveryUser: Let processes of other users connect (for access
   ///   control tests run with `setpriv`): the directory becomes 0755 and the policy gains
   ///   `<allow user="*"/>`.
-  package init(allowingEveryUser: Bool = false) throws {
+  /// - Parameter outgoingLimit: `max_outgoing_bytes`, the embedded bus's by default.
+  package init(
+    allowingEveryUser: Bool = false,
+    outgoingLimit: Int = BusConfiguration.maximumOutgoingBytes
+  ) throws {
+    self.outgoingLimit = outgoingLimit
     directory = temporary.path
     allowsEveryUser = allowingEveryUser
     if allowingEveryUser { chmod(directory, 0o755) }
@@ -55,7 +62,7 @@ package final class PrivateBus: Sendable {
     let configuration = directory + "/bus.conf"
     var text = BusConfiguration.embedded(
       socketPath: directory + "/bus", serviceDirectory: serviceDirectory,
-      pidFile: directory + "/bus.pid")
+      pidFile: directory + "/bus.pid", outgoingLimit: outgoingLimit)
     if allowsEveryUser {
       text = text.replacing(
         "<policy context=\"default\">",

@@ -18,7 +18,7 @@ struct NotifyPostTests {
       NotifyPost.command.parse(["--bus", address ?? bus.address.rawValue] + arguments))
   }
 
-  @Test func postsEveryNameInOrderWithRisingSequenceNumbers() async throws {
+  @Test func postsEveryNameInOrderCountingEachNamesPosts() async throws {
     let receiver = try await BusConnection.connect(to: .address(bus.address))
     let received = Mutex<[Message]>([])
     let names: [NotifyName] = ["group.example.first", "group.example.second"]
@@ -29,12 +29,13 @@ struct NotifyPostTests {
           received.withLock { $0.append(message) }
         })
     }
-    try post(names.map(\.rawValue))
-    await waitUntil { received.withLock { $0.count } >= 2 }
+    let posted = [names[0], names[1], names[0]]
+    try post(posted.map(\.rawValue))
+    await waitUntil { received.withLock { $0.count } >= 3 }
     let messages = received.withLock { $0 }
-    #expect(messages.map { NotifyWire.postedName(in: $0) } == names)
-    #expect(zip(names, messages).allSatisfy { NotifyWire.isPosted($1, name: $0) })
-    #expect(messages.map { $0.body.last } == [.uint64(1), .uint64(2)])
+    #expect(messages.map { NotifyWire.postedName(in: $0) } == posted)
+    #expect(zip(posted, messages).allSatisfy { NotifyWire.isPosted($1, name: $0) })
+    #expect(messages.map { $0.body.last } == [.uint64(1), .uint64(1), .uint64(2)])
     _ = subscriptions
     await receiver.close()
   }

@@ -81,10 +81,8 @@ let package = Package(
 
     // MARK: - Libraries, lowest layer first (the layers are in ARCHITECTURE.md)
 
-    /// `package`-level POSIX helpers: errno, environment, child processes.
-    ///
-    /// No Foundation.
-    .target(name: "SystemSupport"),
+    /// The Linux interfaces the C library's Swift modules lack (`renameat2`, `O_PATH`).
+    .target(name: "CSystemShim"),
     /// Property-list values and the binary property-list format, read and written in Swift.
     ///
     /// No IPC.
@@ -110,21 +108,51 @@ let package = Package(
         ])
       ]
     ),
-    /// D-Bus without libdbus: names, values, messages, match rules, addresses, the embedded
-    /// bus, the wire format in Swift, and a blocking one-shot client.
+    /// The D-Bus codec, I/O-free: signatures, values, object paths, errors, and the wire
+    /// reader and writer that messages and the item codec share.
     ///
-    /// No Foundation, no Dispatch: `notify-post` links it into a fully static executable.
-    .target(name: "DBusCore", dependencies: ["SystemSupport"]),
+    /// No Foundation, no Dispatch, no dependencies.
+    .target(name: "DBusCodec"),
+    /// D-Bus messages and names: bus, interface and member names, bus addresses, messages and
+    /// their wire form, match rules.
+    ///
+    /// No Foundation, no Dispatch.
+    /// `package`-level POSIX helpers and the only code that talks to the file system: file
+    /// descriptors, directories, atomic replacement, private directories, XDG locations,
+    /// bounded reads; errno, environment, child processes.
+    ///
+    /// No Foundation.
+    .target(name: "SystemSupport", dependencies: ["CSystemShim"]),
+    .target(name: "DBusMessages", dependencies: ["DBusCodec"]),
+    /// The embedded bus: a private dbus-daemon started, found and stopped on demand.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(
+      name: "DBusEmbeddedBus", dependencies: ["DBusCodec", "DBusMessages", "SystemSupport"]),
     /// App Group containers: group identifiers, shared defaults and the durable item spool.
     /// It re-exports PropertyLists.
     ///
     /// No IPC.
-    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
+    .target(name: "AppGroups", dependencies: ["PropertyLists", "SystemSupport"]),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
-    /// item codec (one marshalled D-Bus message, written in Swift).
+    /// item codec (the mapping of items onto one D-Bus message, written with DBusCodec).
     ///
     /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec", "SystemSupport"]),
+    /// Reaching a bus without libdbus: which bus to use, SASL EXTERNAL, a Unix socket and the
+    /// blocking one-shot client.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(
+      name: "DBusTransport",
+      dependencies: ["DBusCodec", "DBusMessages", "DBusEmbeddedBus", "SystemSupport"]),
+    /// D-Bus without libdbus: re-exports DBusCodec, DBusMessages, DBusEmbeddedBus and
+    /// DBusTransport.
+    ///
+    /// No Foundation, no Dispatch: `notify-post` links it into a fully static executable.
+    .target(
+      name: "DBusCore",
+      dependencies: ["DBusCodec", "DBusMessages", "DBusEmbeddedBus", "DBusTransport"]),
     /// The only Swift code that calls libdbus: the long-lived, actor-isolated connection.
     /// It re-exports DBusCore.
     ///
@@ -143,7 +171,9 @@ let package = Package(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
-    .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
+    .target(
+      name: "Handoff",
+      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
@@ -157,7 +187,7 @@ let package = Package(
     /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
     .target(
       name: "NotifyCAPI",
-      dependencies: ["Notify", "CNotifyDispatch"],
+      dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
       exclude: ["include", "libnotifybus.map", "pkgconfig"]
     ),
     /// What the share-extension and read-later examples do, as testable library code.
@@ -165,6 +195,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+        "SystemSupport",
       ],
       path: "Examples/HandoffExamples",
       resources: [.copy("Manifests")]
@@ -230,8 +261,8 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
-        "BusTestSupport", "CNotifyBench",
+        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CDBus", "CSQLite",
+        "SystemSupport", "BusTestSupport", "CNotifyBench",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -366,6 +397,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
+    "CSystemShim",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

@@ -73,16 +73,17 @@ struct HandoffErrorTests {
 }
 
 struct ReadingListErrorTests {
-  @Test func aLibraryThatCannotBeOpenedSaysWhyWithSQLitesCode() throws {
+  @Test func aLibraryThatIsNotADatabaseSaysWhyWithSQLitesCode() throws {
     let directory = TemporaryDirectory("reading-list")
-    // A directory where the database file should be: SQLite cannot open it.
+    // Not a database where the library should be: SQLite refuses it at the first statement.
     #expect(mkdir(directory.path("ReadLater"), 0o700) == 0)
-    #expect(mkdir(directory.path("ReadLater/library.sqlite"), 0o700) == 0)
+    writeFile(
+      directory.path("ReadLater/library.sqlite"), String(repeating: "not a database ", count: 64))
     let error = #expect(throws: ReadingList.Failure.self) {
       _ = try ReadingList(containerURL: URL(fileURLWithPath: directory.path))
     }
-    #expect(error?.operation == "open")
-    #expect(error?.resultCode == 14, "SQLITE_CANTOPEN")
-    #expect(error?.message.hasPrefix("Cannot open the reading list '") == true)
+    #expect(error?.operation.hasPrefix("PRAGMA") == true, "\(String(describing: error))")
+    #expect(error?.resultCode == 26, "SQLITE_NOTADB")
+    #expect(error?.message.hasPrefix("SQLite failed on 'PRAGMA") == true)
   }
 }

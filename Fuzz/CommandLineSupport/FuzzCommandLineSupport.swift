@@ -5,6 +5,8 @@
 // Text checks compare UTF-8 bytes: a value starting with a combining mark joins the quote
 // before it into one Character, which is right for display but defeats `hasPrefix`.
 
+import CommandLineSupport
+
 /// The output formats of ``command``.
 enum Format: String, CaseIterable, CommandLineValue {
   case text
@@ -145,7 +147,7 @@ func scan(_ tokens: [String]) {
 }
 
 /// Describes raw bytes as the not-UTF-8 error does: valid text kept, other bytes as `\xNN`.
-func describe(_ bytes: UnsafeBufferPointer<UInt8>) {
+func describe(_ bytes: [UInt8]) {
   let message = CommandLineError.invalidEncoding(Array(bytes.prefix(256)), after: nil).message
   precondition(message.utf8.starts(with: "The argument '".utf8))
   precondition(message.utf8.reversed().starts(with: "' is not valid UTF-8".utf8.reversed()))
@@ -160,9 +162,7 @@ func wrap(_ text: String, seed: UInt8) {
   precondition(visible(wrapped).elementsEqual(visible(text)))
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = UnsafeBufferPointer(start: data, count: size)
+public func fuzz(_ bytes: [UInt8]) {
   let tokens = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
     String(decoding: $0, as: UTF8.self)
   }
@@ -174,5 +174,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   scan(tokens)
   describe(bytes)
   if let first = tokens.first { wrap(first, seed: bytes.first ?? 0) }
-  return 0
 }

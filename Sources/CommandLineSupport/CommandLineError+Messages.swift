@@ -19,7 +19,9 @@ extension CommandLineError {
   /// An argument that is not UTF-8, shown with its invalid bytes as `\xE9`:
   /// `The value 'caf\xE9' for '--url' is not valid UTF-8` after an option, else
   /// `The argument 'caf\xE9' is not valid UTF-8`.
-  static func invalidEncoding(_ bytes: [UInt8], after previous: String?) -> CommandLineError {
+  package static func invalidEncoding(_ bytes: [UInt8], after previous: String?)
+    -> CommandLineError
+  {
     var shown = ""
     var offset = 0
     var iterator = bytes.makeIterator()

@@ -1,10 +1,10 @@
+import BusTestSupport
 import CommandLineSupport
 import DBus
 import Glibc
 import NotifyTools
 import NotifyToolsCore
 import SystemSupport
-import TestSupport
 import Testing
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))

@@ -187,7 +187,9 @@ public enum ReadLaterTool {
     do {
       container = try GroupContainer(identifier: group)
     } catch {
-      throw ToolError("cannot open the container of \(group): \(error.message)")
+      throw ToolError(
+        .containerUnavailable, "cannot open the container of \(group): \(error.message)",
+        cause: error)
     }
     let items = try ReadingList(containerURL: container.url).items()
     if arguments.contains("--json") {

@@ -36,6 +36,14 @@ let package = Package(
       pkgConfig: "dbus-1",
       providers: [.apt(["libdbus-1-dev"])]
     ),
+    /// libmosquitto, the MQTT client library, through pkg-config.
+    ///
+    /// Only `NotifyBridge` imports it (and the benchmark's C baseline).
+    .systemLibrary(
+      name: "CMosquitto",
+      pkgConfig: "libmosquitto",
+      providers: [.apt(["libmosquitto-dev"])]
+    ),
     /// SQLite, for the spool benchmark's baseline (and the read-later example).
     .systemLibrary(
       name: "CSQLite",
@@ -93,10 +101,18 @@ let package = Package(
     ///
     /// Pure Swift with no dependencies, so the parsers fuzz on their own.
     .target(name: "NotifyServerFiles"),
+    /// notifyd's MQTT bridge: names to topics, the payload codec, the bridge
+    /// configuration, and the libmosquitto connection that carries posts and state
+    /// between hosts.
+    ///
+    /// No libdbus: notifyd hands it posts and state and takes back what arrives.
+    .target(name: "NotifyBridge", dependencies: ["NotifyCore", "CMosquitto"]),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
-      dependencies: ["DBus", "Notify", "NotifyServerFiles", "CommandLineSupport", "SystemSupport"]
+      dependencies: [
+        "DBus", "Notify", "NotifyServerFiles", "NotifyBridge", "CommandLineSupport", "SystemSupport",
+      ]
     ),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(

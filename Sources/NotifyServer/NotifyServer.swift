@@ -1,5 +1,6 @@
 public import DBus
 import Notify
+public import NotifyBridge
 public import NotifyServerFiles
 import Synchronization
 
@@ -36,6 +37,8 @@ public final class NotifyServer: Sendable {
     public var saveDelay: Duration
     /// Where log lines go; standard error by default.
     public var log: @Sendable (String) -> Void
+    /// The MQTT brokers to bridge names to (`Protocol/bridge.md`); none by default.
+    public var bridges: [BridgeConfiguration] = []
 
     /// Creates a configuration.
     public init(
@@ -60,6 +63,7 @@ public final class NotifyServer: Sendable {
   /// Serializes state file writes.
   private let writer = Mutex<Void>(())
   private let subscriptions = Mutex<[SignalSubscription]>([])
+  let bridging = Mutex(Bridging())
 
   init(connection: BusConnection, configuration: Configuration, records: [StateRecord]) {
     self.connection = connection
@@ -162,12 +166,14 @@ public final class NotifyServer: Sendable {
         "\(NotifydInterface.busName) is already owned by \(owner) on the bus at "
           + "\(await connection.address?.rawValue ?? "?"); is another notifyd running?")
     }
+    try await startBridges()
     let address = await connection.address?.rawValue ?? "?"
     configuration.log("serving \(NotifydInterface.busName) on \(address)")
   }
 
   /// Writes the state file if needed, gives up the name and closes the connection.
   public func stop() async {
+    stopBridges()
     await connection.unexport(at: NotifydInterface.path)
     saveNow()
     for subscription in subscriptions.withLock({ $0 }) { await subscription.cancel() }
@@ -187,6 +193,7 @@ public final class NotifyServer: Sendable {
       $0.table.recordPost(of: name.rawValue)
       $0.statistics.postsSeen += 1
     }
+    bridgePost(name, sender: message.sender?.rawValue)
   }
 
   /// Forgets the cached identity of a connection that left the bus.

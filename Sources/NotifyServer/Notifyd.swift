@@ -1,6 +1,7 @@
 public import CommandLineSupport
 import DBus
 import Dispatch
+import NotifyBridge
 import NotifyServerFiles
 import Synchronization
 import SystemSupport
@@ -49,6 +50,19 @@ public enum Notifyd {
         abstract: "The access configuration: lines 'reserve PREFIX UID GID MODE'."),
       .option(
         "--max-names", value: "n", abstract: "The most names kept.", default: "100000"),
+      .option(
+        "--bridge", value: "url",
+        abstract:
+          "Bridge names to the MQTT 5 broker at mqtt://HOST[:PORT] or mqtts://HOST[:PORT] "
+          + "(Protocol/bridge.md)."),
+      .option(
+        "--bridge-namespace", value: "namespace",
+        abstract: "A namespace --bridge carries, such as group.example; repeat for more.",
+        isRepeatable: true),
+      .option("--bridge-user", value: "name", abstract: "The MQTT user name of --bridge."),
+      .option(
+        "--bridge-password-file", value: "path",
+        abstract: "The file whose first line is --bridge-user's password."),
       .flag(
         "--install-service",
         abstract: "Write org.notifybus.Notify1.service for D-Bus activation, then exit."),
@@ -110,8 +124,7 @@ public enum Notifyd {
     do {
       server = try await NotifyServer.start(
         on: connection,
-        configuration: .init(
-          policy: options.policy, store: options.store, capacity: options.capacity, log: log))
+        configuration: options.serverConfiguration(log: log))
     } catch {
       await connection.close()
       throw error
@@ -130,8 +143,19 @@ public enum Notifyd {
     /// The absolute path of `--config`, read again on SIGHUP.
     var configurationPath: String?
     var capacity: Int
+    /// The MQTT bridges, from `--bridge` and from `bridge` lines of `--config`.
+    var bridges: [BridgeConfiguration] = []
     /// The options a service file passes on to the activated notifyd.
     var passOn: [String] = []
+
+    func serverConfiguration(log: @escaping @Sendable (String) -> Void)
+      -> NotifyServer.Configuration
+    {
+      var configuration = NotifyServer.Configuration(
+        policy: policy, store: store, capacity: capacity, log: log)
+      configuration.bridges = bridges
+      return configuration
+    }
 
     init(_ arguments: ParsedArguments) throws {
       if let text = arguments.value("--bus"), arguments.contains("--bus") {
@@ -176,6 +200,53 @@ public enum Notifyd {
         passOn += ["--config", absolute]
       } else {
         policy = AccessPolicy()
+      }
+      try readBridges(arguments)
+    }
+
+    /// Reads `--bridge` and its options, and the `bridge` lines of `--config`.
+    private mutating func readBridges(_ arguments: ParsedArguments) throws {
+      let passwordFile = arguments.value("--bridge-password-file").map(Self.absolute)
+      let fromOptions: BridgeConfiguration?
+      do {
+        fromOptions = try BridgeConfiguration.commandLine(
+          broker: arguments.value("--bridge"), namespaces: arguments.values("--bridge-namespace"),
+          user: arguments.value("--bridge-user"), passwordFile: passwordFile)
+      } catch {
+        throw CommandLineError.validation(error.message)
+      }
+      if let path = configurationPath {
+        bridges = try Self.loadBridges(path)
+      }
+      if let fromOptions {
+        bridges.append(fromOptions)
+        for option in ["--bridge", "--bridge-user"] {
+          if let value = arguments.value(option) { passOn += [option, value] }
+        }
+        for namespace in arguments.values("--bridge-namespace") {
+          passOn += ["--bridge-namespace", namespace]
+        }
+        if let passwordFile { passOn += ["--bridge-password-file", passwordFile] }
+      }
+      for index in bridges.indices {
+        do {
+          try bridges[index].loadSecrets()
+        } catch {
+          throw NotifydError(.configuration, error.message)
+        }
+      }
+    }
+
+    static func loadBridges(_ path: String) throws(NotifydError) -> [BridgeConfiguration] {
+      switch FileBytes.read(path, limit: AccessConfiguration.maximumSize) {
+      case .failure(let error):
+        throw NotifydError(.configuration, "cannot read the configuration \(path): \(error)")
+      case .success(let bytes):
+        do {
+          return try BridgeConfiguration.parse(bytes, path: path)
+        } catch {
+          throw NotifydError(.configuration, error.message)
+        }
       }
     }
 

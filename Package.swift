@@ -260,6 +260,13 @@ let package = Package(
       ]
     ),
     .testTarget(
+      name: "NotifyBridgeTests",
+      dependencies: [
+        "NotifyBridge", "Notify", "DBus", "TestSupport", "SystemSupport", "notifyd", "notifyutil",
+        "notify-watch",
+      ]
+    ),
+    .testTarget(
       name: "NotifyTests",
       dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
     ),

@@ -53,6 +53,9 @@ package final class MosquittoBroker: Sendable {
       "log_type information",
       "connection_messages true",
     ]
+    // Started as root, mosquitto would switch to the user `mosquitto`, which cannot read
+    // this directory.
+    if getuid() == 0 { lines.append("user root") }
     if persistence {
       lines += ["persistence true", "persistence_location \(directory)/", "autosave_interval 1"]
     }
@@ -64,7 +67,9 @@ package final class MosquittoBroker: Sendable {
       for (user, password) in users.sorted(by: { $0.key < $1.key }) {
         let result = try Products.runCommand(
           "/usr/bin/mosquitto_passwd", ["-b", passwords, user, password])
-        guard result.status == 0 else { throw Errno(rawValue: EINVAL) }
+        guard result.status == 0 else {
+          throw BrokerError(message: "mosquitto_passwd failed: \(result)")
+        }
       }
       lines += ["allow_anonymous false", "password_file \(passwords)"]
     }
@@ -94,7 +99,7 @@ package final class MosquittoBroker: Sendable {
       if Self.accepts(port) { return }
       usleep(20_000)
     }
-    throw Errno(rawValue: ETIMEDOUT)
+    throw BrokerError(message: "mosquitto did not accept connections on \(port): \(log)")
   }
 
   /// Stops the broker: `SIGTERM` by default, which saves its database.
@@ -173,4 +178,10 @@ package final class MosquittoBroker: Sendable {
     _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     close(fd)
   }
+}
+
+/// Why a test broker could not be set up.
+package struct BrokerError: Error, CustomStringConvertible {
+  package var message: String
+  package var description: String { message }
 }

@@ -111,7 +111,8 @@ let package = Package(
     .target(
       name: "NotifyServer",
       dependencies: [
-        "DBus", "Notify", "NotifyServerFiles", "NotifyBridge", "CommandLineSupport", "SystemSupport",
+        "DBus", "Notify", "NotifyServerFiles", "NotifyBridge", "CommandLineSupport",
+        "SystemSupport",
       ]
     ),
     /// What the notify tools do, as testable library code; the executables only call it.

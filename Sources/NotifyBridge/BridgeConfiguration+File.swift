@@ -54,7 +54,8 @@ extension BridgeConfiguration {
       let arguments = fields.dropFirst().map { String(decoding: $0, as: UTF8.self) }
       let expected = directive == "bridge-reconnect" ? 2 : directive == "bridge-namespace" ? -1 : 1
       if expected == -1 ? arguments.isEmpty : arguments.count != expected {
-        let spelled = expected == -1 ? "at least 1 field" : "\(expected) field\(expected == 1 ? "" : "s")"
+        let spelled =
+          expected == -1 ? "at least 1 field" : "\(expected) field\(expected == 1 ? "" : "s")"
         throw fail(lineNumber, "'\(directive)' takes \(spelled), not \(arguments.count)")
       }
       if directive == "bridge" {
@@ -133,7 +134,6 @@ extension BridgeConfiguration {
     }
     return bridges
   }
-
 
   /// What is missing or inconsistent in a configured bridge, or `nil`.
   var problem: String? {

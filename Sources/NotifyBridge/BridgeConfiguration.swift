@@ -71,7 +71,8 @@ public struct BridgeConfiguration: Hashable, Sendable {
         .usage, "--bridge needs at least one --bridge-namespace NAMESPACE (such as group.example)")
     }
     var configuration = BridgeConfiguration(
-      broker: address, namespaces: try namespaces.map { text throws(BridgeError) in
+      broker: address,
+      namespaces: try namespaces.map { text throws(BridgeError) in
         try namespace(text, option: "--bridge-namespace")
       })
     configuration.user = user

@@ -132,7 +132,8 @@ public struct BridgeMessage: Hashable, Sendable {
     let (kind, name) = try map.parse(topic)
     guard payload.count <= maximumPayload else {
       throw BridgeError(
-        .tooLarge, "the payload is \(payload.count) bytes; version 1 payloads are at most "
+        .tooLarge,
+        "the payload is \(payload.count) bytes; version 1 payloads are at most "
           + "\(maximumPayload)")
     }
     let content = try decodeContent(Array(payload), kind: kind)

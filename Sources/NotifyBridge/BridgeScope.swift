@@ -30,7 +30,8 @@ public struct BridgeScope: Hashable, Sendable {
     let user = Self.userDigits(of: name.rawValue)
     return namespaces.contains { namespace in
       name.isInside(namespace: namespace.rawValue)
-        && (user == nil || Self.userDigits(of: namespace.rawValue).map { Array($0) } == user.map { Array($0) })
+        && (user == nil
+          || Self.userDigits(of: namespace.rawValue).map { Array($0) } == user.map { Array($0) })
     }
   }
 

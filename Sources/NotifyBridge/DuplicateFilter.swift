@@ -32,7 +32,9 @@ struct DuplicateFilter {
     clock += 1
     let words = Int(Self.window / 64)
     guard var track = tracks[stamp.origin] else {
-      if tracks.count >= Self.maximumOrigins, let oldest = tracks.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+      if tracks.count >= Self.maximumOrigins,
+        let oldest = tracks.min(by: { $0.value.lastUse < $1.value.lastUse })
+      {
         tracks[oldest.key] = nil
       }
       var seen = [UInt64](repeating: 0, count: words)

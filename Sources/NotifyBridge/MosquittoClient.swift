@@ -200,7 +200,12 @@ final class MosquittoClient: @unchecked Sendable {
   }
 
   private func received(_ message: mosquitto_message, _ properties: OpaquePointer?) {
-    let topic = message.topic.map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+    let topic =
+      message.topic.map {
+        Array(
+          UnsafeBufferPointer(
+            start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)))
+      } ?? []
     var payload: [UInt8] = []
     if let bytes = message.payload, message.payloadlen > 0 {
       payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))

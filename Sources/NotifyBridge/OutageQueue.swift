@@ -1,8 +1,9 @@
 import NotifyCore
 
-/// What a bridge keeps while its broker is away: one entry per name and kind, the
-/// newest state winning, in the order the names first came. Bounded: beyond ``limit``
-/// names, new ones are refused (and counted by the caller).
+/// What a bridge keeps while its broker is away.
+///
+/// One entry per name and kind, the newest state winning, in the order the names first
+/// came. Bounded: beyond ``limit`` names, new ones are refused (and counted by the caller).
 ///
 /// Coalescing loses nothing a watcher could see: a Darwin delivery means "posted since",
 /// so ten posts of a name during an outage are one post after it.

@@ -46,8 +46,7 @@ public struct TopicMap: Hashable, Sendable {
     if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
       return "it contains a control character"
     }
-    if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty)
-    {
+    if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
       return "it has an empty level"
     }
     return nil
@@ -117,7 +116,8 @@ public struct TopicMap: Hashable, Sendable {
     Self.appendLevels(of: name, to: &canonical)
     guard canonical.elementsEqual(levels) else {
       throw BridgeError(
-        .badTopic, "the topic is not written as Protocol/bridge.md says (an escape too many or "
+        .badTopic,
+        "the topic is not written as Protocol/bridge.md says (an escape too many or "
           + "too few, or lower-case hex)")
     }
     return (kind, decoded)

@@ -31,7 +31,9 @@ extension NotifyServer {
     var hostName = [CChar](repeating: 0, count: 256)
     gethostname(&hostName, hostName.count - 1)
     let context = Bridge.Context(
-      hostName: String(decoding: hostName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), userID: getuid(),
+      hostName: String(
+        decoding: hostName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+      userID: getuid(),
       busAddress: await connection.address?.rawValue ?? "")
     let log = configuration.log
     let host = Bridge.Host(

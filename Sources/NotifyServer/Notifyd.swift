@@ -29,6 +29,10 @@ public enum Notifyd {
       again; when the file cannot be read or parsed, the rules in force stay and the log \
       says why.
 
+      With --bridge (or bridge lines in --config), posts and state of the bridged \
+      namespaces travel through an MQTT 5 broker to the notifyds of other hosts, and \
+      theirs come back (Protocol/bridge.md). A broker that is away never stops notifyd.
+
       With --install-service, writes the D-Bus service file that starts this notifyd on \
       demand, and exits.
       """,
@@ -47,7 +51,9 @@ public enum Notifyd {
       .flag("--no-persist", abstract: "Keep state in memory only."),
       .option(
         "--config", value: "path",
-        abstract: "The access configuration: lines 'reserve PREFIX UID GID MODE'."),
+        abstract:
+          "The configuration: access rules 'reserve PREFIX UID GID MODE' and MQTT bridges "
+          + "'bridge URL' with 'bridge-…' lines (Protocol/bridge.md)."),
       .option(
         "--max-names", value: "n", abstract: "The most names kept.", default: "100000"),
       .option(

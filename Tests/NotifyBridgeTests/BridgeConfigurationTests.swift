@@ -83,7 +83,8 @@ struct BridgeConfigurationTests {
       bridge-client-id laptop
 
       """
-    let bridges = try BridgeConfiguration.parse(Array(text.utf8), path: "/etc/notifybus/notify.conf")
+    let bridges = try BridgeConfiguration.parse(
+      Array(text.utf8), path: "/etc/notifybus/notify.conf")
     #expect(bridges.count == 2)
     #expect(bridges[0].scope.namespaces == ["group.example", "group.other"])
     #expect(bridges[0].user == "alice")
@@ -114,13 +115,17 @@ struct BridgeConfigurationTests {
       "bridge mqtt://h\nbridge-namespace a\nbridge-password-file p\n",
       ":1: bridge mqtt://h:1883: bridge-password-file needs bridge-user"
     ),
-    ("bridge mqtt://h\nbridge-namespace a\nbridge-ca-file c\n", "TLS files need an mqtts:// broker"),
+    (
+      "bridge mqtt://h\nbridge-namespace a\nbridge-ca-file c\n", "TLS files need an mqtts:// broker"
+    ),
   ])
   func badConfigurationLinesNameTheLine(text: String, expected: String) {
     let error = #expect(throws: BridgeError.self) {
       try BridgeConfiguration.parse(Array(text.utf8), path: "/c")
     }
-    #expect(error?.message.contains("/c" + expected) == true || error?.message.contains(expected) == true, "\(error?.message ?? "")")
+    #expect(
+      error?.message.contains("/c" + expected) == true || error?.message.contains(expected) == true,
+      "\(error?.message ?? "")")
     #expect(error?.code == .configuration)
   }
 

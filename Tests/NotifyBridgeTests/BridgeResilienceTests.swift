@@ -146,18 +146,24 @@ struct BridgeResilienceTests {
       ["-t", "notifybus/post/group/example/x", "-f", huge],
       ["-t", "notifybus/post/group/example/%zz", "-n"],
       ["-t", "notifybus/post/group/example/a.b", "-n"],
-      ["-t", "notifybus/post/group/example/x", "-n", "-D", "publish", "user-property",
-       "notifybus-origin", "not-hex"],
+      [
+        "-t", "notifybus/post/group/example/x", "-n", "-D", "publish", "user-property",
+        "notifybus-origin", "not-hex",
+      ],
     ]
     for arguments in rogue {
       let result = try broker.publish(arguments)
       #expect(result.status == 0, "\(arguments): \(result)")
     }
-    #expect(try await b.waitForCounter("Malformed", atLeast: UInt64(rogue.count)) == UInt64(rogue.count))
+    #expect(
+      try await b.waitForCounter("Malformed", atLeast: UInt64(rogue.count)) == UInt64(rogue.count))
     #expect(b.isRunning)
     #expect(b.count("group.example.x") == 0)
     #expect(try await b.state("group.example.x") == 0)
-    #expect(b.log.contains("dropped a publish on 'notifybus/post/group/example/x': the payload is 300000 bytes"), "\(b.log)")
+    #expect(
+      b.log.contains(
+        "dropped a publish on 'notifybus/post/group/example/x': the payload is 300000 bytes"),
+      "\(b.log)")
     #expect(b.log.contains("a '%' not followed by two hex digits"), "\(b.log)")
     // The bridge still works.
     _ = try broker.publish(["-t", "notifybus/post/group/example/fine", "-n"])

@@ -69,7 +69,8 @@ final class BridgedHost {
       if !rows.isEmpty && rows.allSatisfy({ $0["Connected"]?.boolValue == connected }) { return }
       try await Task.sleep(for: .milliseconds(30))
     }
-    throw DBusError(.timeout, "the bridge did not become \(connected ? "" : "dis")connected: \(log)")
+    throw DBusError(
+      .timeout, "the bridge did not become \(connected ? "" : "dis")connected: \(log)")
   }
 
   /// Posts `name` from the test's connection (a plain post) and waits until the bus

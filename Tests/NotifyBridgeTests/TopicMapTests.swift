@@ -27,7 +27,8 @@ struct TopicMapTests {
   }
 
   @Test func stateTopicsAndNamespaceFilters() throws {
-    #expect(map.topic(of: "group.example.count", kind: .state) == "notifybus/state/group/example/count")
+    #expect(
+      map.topic(of: "group.example.count", kind: .state) == "notifybus/state/group/example/count")
     #expect(map.filter(namespace: "group.example", kind: .post) == "notifybus/post/group/example/#")
     let custom = try TopicMap(prefix: "site/a")
     #expect(custom.topic(of: "x.y", kind: .state) == "site/a/state/x/y")
@@ -35,7 +36,8 @@ struct TopicMapTests {
   }
 
   @Test(arguments: [
-    "other/post/a", "notifybus/posts/a", "notifybus/post", "notifybus/post/a%2", "notifybus/post/a%zz",
+    "other/post/a", "notifybus/posts/a", "notifybus/post", "notifybus/post/a%2",
+    "notifybus/post/a%zz",
     "notifybus/post/a%2f", "notifybus/post/a.b", "notifybus/post/%61", "notifybus/post/",
     "notifybus/post/a%00b", "notifybus/post/%FF", "notifybus/post/$x",
   ])
@@ -82,7 +84,8 @@ struct BridgeMessageTests {
     let stamp = BridgeStamp(origin: origin, sequence: 7)
     for message in [
       BridgeMessage(name: "group.example.saved", content: .post, stamp: stamp),
-      BridgeMessage(name: "group.example.count", content: .state(42, setTime: 1_764_428_400_000_000_000)),
+      BridgeMessage(
+        name: "group.example.count", content: .state(42, setTime: 1_764_428_400_000_000_000)),
       BridgeMessage(name: "g.x", content: .state(.max, setTime: .max), stamp: stamp),
     ] {
       let topic = map.topic(of: message.name, kind: message.kind)
@@ -96,7 +99,8 @@ struct BridgeMessageTests {
   @Test func whatAPlainMosquittoPubSends() throws {
     #expect(try decode("notifybus/post/group/example/saved", "").content == .post)
     #expect(try decode("notifybus/post/group/example/saved", "1").content == .post)
-    #expect(try decode("notifybus/state/group/example/n", "1 42").content == .state(42, setTime: nil))
+    #expect(
+      try decode("notifybus/state/group/example/n", "1 42").content == .state(42, setTime: nil))
     #expect(try decode("notifybus/state/group/example/n", "").content == .cleared)
     #expect(try decode("notifybus/post/a", "1", [("other", "x")]).stamp == nil)
   }
@@ -132,7 +136,10 @@ struct BridgeMessageTests {
         (BridgeMessage.originProperty, origin.hex), (BridgeMessage.originProperty, origin.hex),
         (BridgeMessage.sequenceProperty, "1"),
       ],
-      [(BridgeMessage.originProperty, origin.hex.uppercased()), (BridgeMessage.sequenceProperty, "1")],
+      [
+        (BridgeMessage.originProperty, origin.hex.uppercased()),
+        (BridgeMessage.sequenceProperty, "1"),
+      ],
     ] {
       #expect(throws: BridgeError.self) { try decode("notifybus/post/a", "1", properties) }
     }

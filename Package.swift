@@ -101,12 +101,16 @@ let package = Package(
     ///
     /// Pure Swift with no dependencies, so the parsers fuzz on their own.
     .target(name: "NotifyServerFiles"),
-    /// notifyd's MQTT bridge: names to topics, the payload codec, the bridge
-    /// configuration, and the libmosquitto connection that carries posts and state
-    /// between hosts.
+    /// What notifyd's MQTT bridge reads and writes: names to topics, the payload codec,
+    /// the bridge configuration, duplicate detection and the outage queue.
+    ///
+    /// Pure Swift without I/O but small files, so the parsers fuzz on their own.
+    .target(name: "NotifyBridgeCore", dependencies: ["NotifyCore"]),
+    /// notifyd's MQTT bridge: the libmosquitto connections that carry posts and state
+    /// between hosts. It re-exports NotifyBridgeCore.
     ///
     /// No libdbus: notifyd hands it posts and state and takes back what arrives.
-    .target(name: "NotifyBridge", dependencies: ["NotifyCore", "CMosquitto"]),
+    .target(name: "NotifyBridge", dependencies: ["NotifyBridgeCore", "CMosquitto"]),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
@@ -263,7 +267,8 @@ let package = Package(
     .testTarget(
       name: "NotifyBridgeTests",
       dependencies: [
-        "NotifyBridge", "Notify", "DBus", "TestSupport", "SystemSupport", "notifyd", "notifyutil",
+        "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "TestSupport", "SystemSupport",
+        "notifyd", "notifyutil",
         "notify-watch",
       ]
     ),

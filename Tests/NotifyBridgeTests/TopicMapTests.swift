@@ -1,7 +1,7 @@
 import NotifyCore
 import Testing
 
-@testable import NotifyBridge
+@testable import NotifyBridgeCore
 
 struct TopicMapTests {
   let map = try! TopicMap()

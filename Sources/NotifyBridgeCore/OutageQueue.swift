@@ -7,22 +7,22 @@ import NotifyCore
 ///
 /// Coalescing loses nothing a watcher could see: a Darwin delivery means "posted since",
 /// so ten posts of a name during an outage are one post after it.
-struct OutageQueue {
-  struct Key: Hashable {
+package struct OutageQueue: Sendable {
+  struct Key: Hashable, Sendable {
     var kind: TopicMap.Kind
     var name: NotifyName
   }
 
-  let limit: Int
+  package let limit: Int
   private var order: [Key] = []
   private var entries: [Key: BridgeMessage] = [:]
 
-  init(limit: Int) { self.limit = limit }
+  package init(limit: Int) { self.limit = limit }
 
-  var count: Int { order.count }
+  package var count: Int { order.count }
 
   /// Keeps `message`; `false` when the queue is full and the name is new.
-  mutating func add(_ message: BridgeMessage) -> Bool {
+  package mutating func add(_ message: BridgeMessage) -> Bool {
     let key = Key(kind: message.kind, name: message.name)
     if entries[key] == nil {
       guard order.count < limit else { return false }
@@ -33,7 +33,7 @@ struct OutageQueue {
   }
 
   /// Everything kept, oldest name first; the queue is then empty.
-  mutating func drain() -> [BridgeMessage] {
+  package mutating func drain() -> [BridgeMessage] {
     defer {
       order.removeAll()
       entries.removeAll()

@@ -4,11 +4,11 @@
 /// Per origin it keeps the highest sequence number seen and a window of the
 /// ``window`` numbers below it. A number below the window is delivered (a missed
 /// post is worse than a repeated one) and counted as late.
-struct DuplicateFilter {
+package struct DuplicateFilter {
   /// How far back, in sequence numbers, repeats are recognised.
-  static let window: UInt64 = 1024
+  package static let window: UInt64 = 1024
   /// The most origins remembered; the least recently heard is forgotten first.
-  static let maximumOrigins = 4096
+  package static let maximumOrigins = 4096
 
   private struct Track {
     var highest: UInt64
@@ -20,15 +20,18 @@ struct DuplicateFilter {
   private var tracks: [BridgeOrigin: Track] = [:]
   private var clock: UInt64 = 0
 
+  /// An empty filter.
+  package init() {}
+
   /// What ``admit(_:)`` decided.
-  enum Verdict: Equatable {
+  package enum Verdict: Equatable, Sendable {
     case new
     case duplicate
     case late
   }
 
   /// Records a stamp and says whether its post is new.
-  mutating func admit(_ stamp: BridgeStamp) -> Verdict {
+  package mutating func admit(_ stamp: BridgeStamp) -> Verdict {
     clock += 1
     let words = Int(Self.window / 64)
     guard var track = tracks[stamp.origin] else {

@@ -179,6 +179,8 @@ let package = Package(
 
     /// The C baseline: the same measurements written directly against libdbus.
     .target(name: "CBaseline", dependencies: ["CDBus"], path: "Benchmarks/CBaseline"),
+    /// The C baseline of the bridge benchmark: two libmosquitto clients.
+    .target(name: "CMQTTBaseline", dependencies: ["CMosquitto"], path: "Benchmarks/CMQTTBaseline"),
     /// The C baseline for argument parsing: glibc's `getopt_long`.
     .target(name: "CCommandLineBaseline", path: "Benchmarks/CCommandLineBaseline"),
     /// `swift run -c release notifybus-bench`: every benchmark against its baseline.
@@ -187,6 +189,7 @@ let package = Package(
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "NotifyBridge", "CMQTTBaseline", "TestSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -286,7 +289,9 @@ let package = Package(
 
 // Settings for every Swift target, one line each with its reason.
 for target in package.targets
-where target.type != .system && !["CBaseline", "CCommandLineBaseline"].contains(target.name) {
+where target.type != .system
+  && !["CBaseline", "CCommandLineBaseline", "CMQTTBaseline"].contains(target.name)
+{
   var settings = target.swiftSettings ?? []
   // SE-0335: existential types are spelled `any P`.
   settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -12,7 +12,7 @@
 let suites: [any BenchmarkSuite.Type] = [
   DBusSuite.self, NotifySuite.self, ItemCodecSuite.self, SpoolSuite.self, CommandLineSuite.self,
   HandoffSuite.self,
-  NotifydSuite.self,
+  NotifydSuite.self, BridgeSuite.self,
 ]
 
 if CommandLine.arguments.dropFirst().first == "--child" {

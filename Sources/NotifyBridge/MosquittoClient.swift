@@ -78,6 +78,8 @@ final class MosquittoClient: @unchecked Sendable {
     handle = made
     mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
     mosquitto_threaded_set(handle, true)
+    // One small packet per post: Nagle's algorithm would hold each behind the last ACK.
+    mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
     if let user = settings.user {
       try check(mosquitto_username_pw_set(handle, user, settings.password), "the user name")
     }

@@ -37,8 +37,10 @@ package final class MosquittoBroker: Sendable {
   ///   - users: User names and passwords; when given, anonymous clients are refused.
   ///   - acl: The text of an ACL file (`user NAME` / `topic read|write|readwrite T`).
   ///   - persistence: Keep sessions and retained messages across ``stop()``/``start()``.
+  ///   - extraLines: More lines for `mosquitto.conf`.
   package init(
-    users: [String: String] = [:], acl: String? = nil, persistence: Bool = true
+    users: [String: String] = [:], acl: String? = nil, persistence: Bool = true,
+    extraLines: [String] = []
   ) throws {
     var template = Array("/tmp/notifybus-mqtt-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw Errno.current }
@@ -77,6 +79,7 @@ package final class MosquittoBroker: Sendable {
       Self.write(directory + "/acl", acl)
       lines.append("acl_file \(directory)/acl")
     }
+    lines += extraLines
     Self.write(directory + "/mosquitto.conf", lines.joined(separator: "\n") + "\n")
     try start()
   }

@@ -18,10 +18,10 @@ final class BrokerLink: Sendable {
   struct LinkState {
     var statistics: BridgeStatistics
     var queue: OutageQueue
-    /// Publishes awaiting the broker's answer, by message id, for refusal messages.
-    var inFlight: [Int32: String] = [:]
-    /// Subscriptions awaiting the broker's answer.
-    var pendingFilters: [Int32: String] = [:]
+    /// Publishes (their topics) and the broker's answers, for refusal messages.
+    var publishes = Answers<Int32>()
+    /// Subscriptions (their filters) and the broker's answers.
+    var subscriptions = Answers<[Int32]>()
     var everConnected = false
     /// The last log line about the connection, so a failing broker logs once per change.
     var lastConnectionLog = ""
@@ -101,10 +101,11 @@ final class BrokerLink: Sendable {
       userProperties: message.userProperties)
     {
     case .success(let id):
-      state.withLock {
+      let early = state.withLock {
         $0.statistics.published += 1
-        if $0.inFlight.count < 100_000 { $0.inFlight[id] = topic }
+        return $0.publishes.sent(id, topic)
       }
+      if let early { answered(publishOf: topic, early) }
       return true
     case .failure:
       return false
@@ -141,26 +142,37 @@ final class BrokerLink: Sendable {
     case .message(let topic, let payload, let properties):
       received(topic: topic, payload: payload, properties: properties)
     case .published(let id, let reason):
-      let topic = state.withLock { $0.inFlight.removeValue(forKey: id) }
-      guard reason >= 0x80 else { return }
-      let count = state.withLock { state -> UInt64 in
-        state.statistics.refused += 1
-        state.statistics.dropped += 1
-        return state.statistics.refused
-      }
-      if count <= 10 || count.isMultiple(of: 1000) {
-        let text = "the broker refused to take \(topic ?? "a message"): \(reasonText(reason))"
-        setLastError(text)
-        host.log("\(name): \(text) (refusal \(count))")
+      if let topic = state.withLock({ $0.publishes.answered(id, reason) }) {
+        answered(publishOf: topic, reason)
       }
     case .subscribed(let id, let reasons):
-      let filter = state.withLock { $0.pendingFilters.removeValue(forKey: id) } ?? "a filter"
-      for reason in reasons where reason >= 0x80 {
-        state.withLock { $0.statistics.refused += 1 }
-        let text = "the broker refused the subscription to \(filter): \(reasonText(reason))"
-        setLastError(text)
-        host.log("\(name): \(text)")
+      if let filter = state.withLock({ $0.subscriptions.answered(id, reasons) }) {
+        answered(subscriptionTo: filter, reasons)
       }
+    }
+  }
+
+  private func answered(publishOf topic: String, _ reason: Int32) {
+    guard reason >= 0x80 else { return }
+    let count = state.withLock { state -> UInt64 in
+      state.statistics.refused += 1
+      state.statistics.dropped += 1
+      return state.statistics.refused
+    }
+    if count <= 10 || count.isMultiple(of: 1000) {
+      let text = "the broker refused to take \(topic): \(MosquittoClient.reasonText(reason))"
+      setLastError(text)
+      host.log("\(name): \(text) (refusal \(count))")
+    }
+  }
+
+  private func answered(subscriptionTo filter: String, _ reasons: [Int32]) {
+    for reason in reasons where reason >= 0x80 {
+      state.withLock { $0.statistics.refused += 1 }
+      let text =
+        "the broker refused the subscription to \(filter): \(MosquittoClient.reasonText(reason))"
+      setLastError(text)
+      host.log("\(name): \(text)")
     }
   }
 
@@ -182,8 +194,11 @@ final class BrokerLink: Sendable {
       filters.append(configuration.topics.filter(namespace: namespace, kind: .post))
       filters.append(configuration.topics.filter(namespace: namespace, kind: .state))
     }
-    let ids = client.subscribe(filters)
-    state.withLock { $0.pendingFilters.merge(ids) { $1 } }
+    for (id, filter) in client.subscribe(filters) {
+      if let early = state.withLock({ $0.subscriptions.sent(id, filter) }) {
+        answered(subscriptionTo: filter, early)
+      }
+    }
     if reconnect && !sessionPresent {
       // The broker lost the session, and with it any posts it held for us: deliver each
       // bridged name once, as a bus restart does (Protocol/notify.md).
@@ -264,13 +279,34 @@ final class BrokerLink: Sendable {
     state.withLock { $0.statistics.lastError = text }
   }
 
-  private func reasonText(_ reason: Int32) -> String {
-    MosquittoClient.reasonText(reason)
-  }
-
   private static func now() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+  }
+}
+
+/// Pairs what was sent (by MQTT message id) with the broker's answer, in whichever order
+/// the two arrive: the answer can come on the network thread before `publish` returns.
+struct Answers<Reason> {
+  private var sent: [Int32: String] = [:]
+  private var early: [Int32: Reason] = [:]
+  /// Bounds both tables, should a broker never answer.
+  private static var limit: Int { 100_000 }
+
+  /// Records a sent packet; returns the answer if it came first.
+  mutating func sent(_ id: Int32, _ description: String) -> Reason? {
+    if let reason = early.removeValue(forKey: id) { return reason }
+    if sent.count >= Self.limit { sent.removeAll() }
+    sent[id] = description
+    return nil
+  }
+
+  /// Records an answer; returns what was sent if it is known already.
+  mutating func answered(_ id: Int32, _ reason: Reason) -> String? {
+    if let description = sent.removeValue(forKey: id) { return description }
+    if early.count >= Self.limit { early.removeAll() }
+    early[id] = reason
+    return nil
   }
 }

@@ -13,7 +13,12 @@ final class BrokerLink: Sendable {
   private let host: Bridge.Host
   private let state: Mutex<LinkState>
   private let client: Mutex<MosquittoClient?> = Mutex(nil)
-  private let owner = Mutex<Bridge?>(nil)
+  private let owner = Mutex(Owner())
+
+  /// The bridge, held weakly: the bridge holds its links.
+  private struct Owner {
+    weak var bridge: Bridge?
+  }
 
   struct LinkState {
     var statistics: BridgeStatistics
@@ -30,8 +35,8 @@ final class BrokerLink: Sendable {
 
   /// The bridge, set once after creation (for the shared origin, counter and filter).
   var bridge: Bridge? {
-    get { owner.withLock { $0 } }
-    set { owner.withLock { $0 = newValue } }
+    get { owner.withLock { $0.bridge } }
+    set { owner.withLock { $0.bridge = newValue } }
   }
 
   init(_ configuration: BridgeConfiguration, host: Bridge.Host, context: Bridge.Context)
@@ -64,7 +69,6 @@ final class BrokerLink: Sendable {
   func stop() {
     let stopped = client.withLock { $0 }
     stopped?.stop()
-    owner.withLock { $0 = nil }
   }
 
   var statistics: BridgeStatistics {

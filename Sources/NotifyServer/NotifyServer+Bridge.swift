@@ -20,6 +20,7 @@ struct Bridging {
 extension NotifyServer {
   /// Starts the bridges of the configuration, if any; they connect in the background.
   func startBridges() async throws(NotifydError) {
+    guard !configuration.bridges.isEmpty else { return }
     let own = await connection.uniqueName?.rawValue ?? ""
     bridging.withLock { $0.ownName = own }
     _ = await connection.addStateObserver { [weak self] state in
@@ -27,7 +28,6 @@ extension NotifyServer {
         self?.bridging.withLock { $0.ownName = unique.rawValue }
       }
     }
-    guard !configuration.bridges.isEmpty else { return }
     var hostName = [CChar](repeating: 0, count: 256)
     gethostname(&hostName, hostName.count - 1)
     let context = Bridge.Context(

@@ -84,17 +84,28 @@ final class BrokerLink: Sendable {
   /// Publishes now when connected, else keeps the message for the reconnection.
   func send(_ message: BridgeMessage) {
     guard let client = client.withLock({ $0 }) else { return }
-    if client.isConnected.load(ordering: .acquiring), publish(message, with: client) { return }
-    let (kept, first) = state.withLock { state -> (Bool, Bool) in
-      if state.queue.add(message) { return (true, false) }
+    if state.withLock({ $0.statistics.connected }), publish(message, with: client) { return }
+    let (kept, first, connected) = state.withLock { state -> (Bool, Bool, Bool) in
+      if state.queue.add(message) { return (true, false, state.statistics.connected) }
       state.statistics.dropped += 1
       defer { state.loggedOverflow = true }
-      return (false, !state.loggedOverflow)
+      return (false, !state.loggedOverflow, state.statistics.connected)
     }
     if !kept && first {
       host.log(
         "\(name): the broker is away and \(configuration.queueLimit) names are waiting "
           + "(bridge-queue); dropping posts and states of further names until it is back")
+    }
+    // The connection came up between the check and the queueing, after the queue was
+    // drained: send what waits now rather than at the next connection.
+    if kept && connected { flush(with: client) }
+  }
+
+  /// Publishes what waits; what libmosquitto refuses waits for the next connection.
+  private func flush(with client: MosquittoClient) {
+    let pending = state.withLock { $0.queue.drain() }
+    for message in pending where !publish(message, with: client) {
+      _ = state.withLock { $0.queue.add(message) }
     }
   }
 
@@ -182,17 +193,18 @@ final class BrokerLink: Sendable {
 
   private func connected(sessionPresent: Bool) {
     guard let client = client.withLock({ $0 }) else { return }
-    let (reconnect, pending) = state.withLock { state -> (Bool, [BridgeMessage]) in
+    // Messages queued from now on are flushed by their sender (see send(_:)).
+    let (reconnect, waiting) = state.withLock { state -> (Bool, Int) in
       let again = state.everConnected
       state.everConnected = true
       state.statistics.connected = true
       state.statistics.connections += 1
       state.loggedOverflow = false
-      return (again, state.queue.drain())
+      return (again, state.queue.count)
     }
     logConnection(
       "connected to the broker as \(configuration.user.map { "'\($0)'" } ?? "an anonymous user")"
-        + (pending.isEmpty ? "" : "; sending the \(pending.count) waiting messages"))
+        + (waiting == 0 ? "" : "; sending the \(waiting) waiting messages"))
     var filters: [String] = []
     for namespace in configuration.scope.namespaces {
       filters.append(configuration.topics.filter(namespace: namespace, kind: .post))
@@ -214,9 +226,7 @@ final class BrokerLink: Sendable {
       }
       for name in names { host.post(name) }
     }
-    for message in pending where !publish(message, with: client) {
-      _ = state.withLock { $0.queue.add(message) }
-    }
+    flush(with: client)
   }
 
   private func received(topic: [UInt8], payload: [UInt8], properties: [(String, String)]) {

@@ -36,8 +36,10 @@ enum BridgeSuite: BenchmarkSuite {
     var localRates: [Double] = []
     var cRates: [Double] = []
     for round in 0..<rounds {
-      bridge += try await latency(poster, receiver, count: count)
-      local += try await latency(localPoster, receiver, count: count)
+      bridge += try await NotifySuite.latency(
+        from: poster, to: receiver, name: hopName, count: count, timeout: 10)
+      local += try await NotifySuite.latency(
+        from: localPoster, to: receiver, name: hopName, count: count, timeout: 10)
       var samples = [Double](repeating: 0, count: count)
       guard
         cmqtt_hop_samples(
@@ -123,31 +125,6 @@ enum BridgeSuite: BenchmarkSuite {
       }
     }
     throw DBusError(.timeout, "the bridge did not carry a post within 30 s")
-  }
-
-  /// Post → dispatch handler, one at a time; microseconds, the first tenth dropped.
-  static func latency(_ poster: NotifyCenter, _ receiver: NotifyCenter, count: Int) async throws
-    -> [Double]
-  {
-    let postedAt = Atomic<Int>(0)
-    let samples = Mutex<[Double]>([])
-    let arrived = DispatchSemaphore(value: 0)
-    let token = try await receiver.register(hopName, queue: DispatchQueue(label: "hop")) { _ in
-      let now = MonotonicClock.now
-      samples.withLock { $0.append(Double(now - postedAt.load(ordering: .relaxed)) / 1000) }
-      arrived.signal()
-    }
-    try await Task.detached {
-      for index in 0..<count {
-        postedAt.store(MonotonicClock.now, ordering: .relaxed)
-        try poster.post(hopName)
-        guard arrived.wait(timeout: .now() + 10) == .success else {
-          throw DBusError(.timeout, "post \(index) was not delivered")
-        }
-      }
-    }.value
-    try receiver.cancel(token)
-    return samples.withLock { Array($0.dropFirst(count / 10)) }
   }
 
   /// Posts `count` names on A as fast as the bus takes them; posts per second arriving on B.

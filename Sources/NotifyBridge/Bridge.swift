@@ -104,11 +104,6 @@ public final class Bridge: Sendable {
     for link in links { link.stop() }
   }
 
-  /// Whether any broker carries `name`.
-  public func carries(_ name: NotifyName) -> Bool {
-    links.contains { $0.configuration.scope.contains(name) }
-  }
-
   /// Publishes a local post of `name` to every broker that carries it.
   public func post(_ name: NotifyName) {
     let carrying = links.filter { $0.configuration.scope.contains(name) }

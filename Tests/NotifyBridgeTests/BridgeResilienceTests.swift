@@ -84,6 +84,21 @@ struct BridgeResilienceTests {
     _ = a
   }
 
+  @Test func postsMadeWhileANotifydWasDownReachItWhenItComesBack() async throws {
+    let broker = try MosquittoBroker()
+    let a = try await host(broker)
+    let b = try await host(broker)
+    try await b.stop()
+    // The broker keeps B's session (same client identifier, session expiry) and queues
+    // the posts for it.
+    try await a.post("group.example.while-away")
+    try await Task.sleep(for: .milliseconds(300))
+    try await b.start()
+    #expect(await b.waitForPosts(["group.example.while-away"]), "\(b.log)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(b.count("group.example.while-away") == 1)
+  }
+
   @Test func aFullOutageQueueDropsAndSaysSo() async throws {
     let broker = try MosquittoBroker()
     let a = try await BridgedHost(["--config", fastReconnect(broker, ["bridge-queue 2"])])

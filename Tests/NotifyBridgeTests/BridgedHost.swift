@@ -13,8 +13,9 @@ import TestSupport
 /// signal on the bus.
 final class BridgedHost {
   let bus: PrivateBus
-  let process: Subprocess
+  private(set) var process: Subprocess
   let logPath: String
+  private let arguments: [String]
   let connection: BusConnection
   private let seen = PostRecorder()
   private let subscription: SignalSubscription
@@ -24,13 +25,8 @@ final class BridgedHost {
   init(_ arguments: [String], waitForBridges: Bool = true) async throws {
     bus = try PrivateBus()
     logPath = bus.directory + "/notifyd.log"
-    var environment = Products.currentEnvironment()
-    environment["HOME"] = bus.directory
-    environment["XDG_STATE_HOME"] = nil
-    process = try Subprocess.spawn(
-      Products.path("notifyd"),
-      arguments: ["--bus", bus.address.rawValue, "--no-persist"] + arguments,
-      environment: environment, captureOutput: false, errorFile: logPath)
+    self.arguments = ["--bus", bus.address.rawValue, "--no-persist"] + arguments
+    process = try Self.spawn(self.arguments, bus: bus, log: logPath)
     connection = try await BusConnection.connect(to: .address(bus.address))
     let record = seen
     subscription = try await connection.subscribe(
@@ -47,6 +43,36 @@ final class BridgedHost {
   deinit {
     process.kill(SIGKILL)
     process.wait()
+  }
+
+  private static func spawn(_ arguments: [String], bus: PrivateBus, log: String) throws
+    -> Subprocess
+  {
+    var environment = Products.currentEnvironment()
+    environment["HOME"] = bus.directory
+    environment["XDG_STATE_HOME"] = nil
+    return try Subprocess.spawn(
+      Products.path("notifyd"), arguments: arguments, environment: environment,
+      captureOutput: false, errorFile: log)
+  }
+
+  /// Stops notifyd with SIGTERM and waits for it to be gone.
+  func stop() async throws {
+    process.kill(SIGTERM)
+    _ = process.wait(milliseconds: 10_000)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while ContinuousClock.now < deadline,
+      (try? await connection.owner(of: "org.notifybus.Notify1")) != nil
+    {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+  }
+
+  /// Starts notifyd again with the same arguments and waits for its bridges.
+  func start() async throws {
+    process = try Self.spawn(arguments, bus: bus, log: logPath)
+    try await waitForName()
+    try await waitUntilConnected()
   }
 
   private func waitForName() async throws {

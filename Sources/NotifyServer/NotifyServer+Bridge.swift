@@ -89,11 +89,12 @@ extension NotifyServer {
   /// Posts a name a broker sent, from the server's own connection, so receivers in
   /// mediated mode accept it too.
   func postFromBridge(_ name: NotifyName) {
-    let sequence = state.withLock { state in
+    let (sequence, nameSequence) = state.withLock { state in
       state.postSequence += 1
-      return state.postSequence
+      return (state.postSequence, state.postCounts.next(for: name))
     }
-    try? connection.send(NotifyWire.signal(for: name, sequence: sequence))
+    try? connection.send(
+      NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
   }
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger
@@ -114,6 +115,16 @@ extension NotifyServer {
     }
     if outcome == .applied { scheduleSave() }
     return outcome
+  }
+
+  /// The status dump's lines for the bridges: one per broker.
+  func bridgeStatusLines() -> [String] {
+    (bridging.withLock { $0.bridge }?.statistics ?? []).map { row in
+      "status: bridge \(row.broker) \(row.connected ? "connected" : "disconnected") "
+        + "published \(row.published) received \(row.received) queued \(row.queued) "
+        + "dropped \(row.dropped) malformed \(row.malformed) duplicates \(row.duplicates) "
+        + "echoes \(row.echoes) refused \(row.refused) connections \(row.connections)"
+    }
   }
 
   /// `GetStatistics`' `Bridges` entry: one dictionary per broker.

@@ -4,6 +4,10 @@ import SystemSupport
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// notifyd's bridge options and configuration lines, as a user types them.
 @Suite(
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .timeLimit(.minutes(2)))
@@ -78,6 +82,16 @@ struct BridgeCommandLineTests {
     #expect(rows.count == 1)
     #expect(rows.first?["Broker"] == .string(broker.url))
     #expect(rows.first?["Connected"] == .boolean(true))
+    // The status dump has a line for the bridge.
+    host.process.kill(SIGUSR1)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !host.log.contains("status: end") && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(
+      host.log.contains(
+        "notifyd: status: bridge \(broker.url) connected published 0 received 0 queued 0 "),
+      "\(host.log)")
   }
 
   @Test func anUnreachableBrokerLeavesNotifydServing() async throws {

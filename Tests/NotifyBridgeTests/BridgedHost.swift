@@ -101,8 +101,14 @@ final class BridgedHost {
 
   /// Posts `name` from the test's connection (a plain post) and waits until the bus
   /// has routed it.
-  func post(_ name: NotifyName, sequence: UInt64 = 1) async throws {
-    try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+  func post(_ name: NotifyName) async throws {
+    let (sequence, nameSequence) = seen.sent.withLock { sent in
+      sent.all += 1
+      sent.byName[name.rawValue, default: 0] += 1
+      return (sent.all, sent.byName[name.rawValue]!)
+    }
+    try connection.send(
+      NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
     try await connection.flush()
   }
 
@@ -206,4 +212,11 @@ final class BridgedHost {
 /// The names of the `Posted` signals a connection saw.
 final class PostRecorder: Sendable {
   let names = Mutex<[String]>([])
+  /// What this connection posted: its counters, as `Protocol/notify.md` defines them.
+  let sent = Mutex(SentCounts())
+
+  struct SentCounts {
+    var all: UInt64 = 0
+    var byName: [String: UInt64] = [:]
+  }
 }

@@ -73,15 +73,43 @@ let package = Package(
 
     // MARK: - Libraries
 
-    /// `package`-level POSIX helpers: errno, environment, child processes.
+    /// The Linux interfaces the C library's Swift modules lack (`renameat2`, `O_PATH`).
+    .target(name: "CSystemShim"),
+    /// `package`-level POSIX helpers and the only code that talks to the file system: file
+    /// descriptors, directories, atomic replacement, private directories, XDG locations,
+    /// bounded reads; errno, environment, child processes.
     ///
     /// No Foundation.
-    .target(name: "SystemSupport"),
-    /// D-Bus without libdbus: names, values, messages, match rules, addresses, the embedded
-    /// bus, the wire format in Swift, and a blocking one-shot client.
+    .target(name: "SystemSupport", dependencies: ["CSystemShim"]),
+    /// The D-Bus codec, I/O-free: signatures, values, object paths, errors, and the wire
+    /// reader and writer that messages and the item codec share.
+    ///
+    /// No Foundation, no Dispatch, no dependencies.
+    .target(name: "DBusCodec"),
+    /// D-Bus messages and names: bus, interface and member names, bus addresses, messages and
+    /// their wire form, match rules.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(name: "DBusMessages", dependencies: ["DBusCodec"]),
+    /// The embedded bus: a private dbus-daemon started, found and stopped on demand.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(
+      name: "DBusEmbeddedBus", dependencies: ["DBusCodec", "DBusMessages", "SystemSupport"]),
+    /// Reaching a bus without libdbus: which bus to use, SASL EXTERNAL, a Unix socket and the
+    /// blocking one-shot client.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(
+      name: "DBusTransport",
+      dependencies: ["DBusCodec", "DBusMessages", "DBusEmbeddedBus", "SystemSupport"]),
+    /// D-Bus without libdbus: re-exports DBusCodec, DBusMessages, DBusEmbeddedBus and
+    /// DBusTransport.
     ///
     /// No Foundation, no Dispatch: `notify-post` links it into a fully static executable.
-    .target(name: "DBusCore", dependencies: ["SystemSupport"]),
+    .target(
+      name: "DBusCore",
+      dependencies: ["DBusCodec", "DBusMessages", "DBusEmbeddedBus", "DBusTransport"]),
     /// The only Swift code that calls libdbus: the long-lived, actor-isolated connection.
     /// It re-exports DBusCore.
     ///
@@ -108,15 +136,17 @@ let package = Package(
     /// It re-exports PropertyLists.
     ///
     /// No IPC.
-    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
+    .target(name: "AppGroups", dependencies: ["PropertyLists", "SystemSupport"]),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
-    /// item codec (one marshalled D-Bus message, written in Swift).
+    /// item codec (the mapping of items onto one D-Bus message, written with DBusCodec).
     ///
     /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec", "SystemSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
-    .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
+    .target(
+      name: "Handoff",
+      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
     /// notifyd's files: the state file format and the access configuration and policy.
     ///
     /// Pure Swift with no dependencies, so the parsers fuzz on their own.
@@ -125,7 +155,7 @@ let package = Package(
     /// the bridge configuration, duplicate detection and the outage queue.
     ///
     /// Pure Swift without I/O but small files, so the parsers fuzz on their own.
-    .target(name: "NotifyBridgeCore", dependencies: ["NotifyCore"]),
+    .target(name: "NotifyBridgeCore", dependencies: ["NotifyCore", "SystemSupport"]),
     /// notifyd's MQTT bridge: the libmosquitto connections that carry posts and state
     /// between hosts. It re-exports NotifyBridgeCore.
     ///
@@ -153,7 +183,7 @@ let package = Package(
     /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
     .target(
       name: "NotifyCAPI",
-      dependencies: ["Notify", "CNotifyDispatch"],
+      dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
       exclude: ["include", "libnotifybus.map", "pkgconfig"]
     ),
     /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus` product only.
@@ -198,6 +228,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+        "SystemSupport",
       ],
       path: "Examples/Support"
     ),
@@ -238,8 +269,8 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
-        "CNotifyBench", "NotifyBridge", "CMQTTBaseline", "TestSupport",
+        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CDBus", "CSQLite",
+        "SystemSupport", "CNotifyBench", "NotifyBridge", "CMQTTBaseline", "TestSupport",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -251,6 +282,12 @@ let package = Package(
       dependencies: ["DBus", "DBusCore", "Notify"],
       path: "Fuzz/DBusFuzz",
       exclude: ["corpus", "libfuzzer.options"]
+    ),
+    .executableTarget(
+      name: "bridge-fuzz",
+      dependencies: ["NotifyBridgeCore", "NotifyCore"],
+      path: "Fuzz/BridgeMessage",
+      exclude: ["corpus"]
     ),
 
     // MARK: - Tests
@@ -348,7 +385,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
-    "CMQTTBaseline",
+    "CSystemShim", "CMQTTBaseline",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

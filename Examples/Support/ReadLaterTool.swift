@@ -50,6 +50,10 @@ public enum ReadLaterTool {
       .init(.success, "--count items were stored, or --timeout passed without --count."),
       .init(.failure, "The container, the database or the bus failed."),
       .init(ExitCode(2), "--timeout passed before --count items were stored."),
+      .init(
+        ExitCode(3),
+        "Some shares could not be imported: corrupt ones were set aside, undecodable ones "
+          + "rejected (each is named on standard error)."),
     ])
 
   /// `readlater list`.
@@ -153,10 +157,20 @@ public enum ReadLaterTool {
       return first
     }
     let totals = importer.totals
-    try StandardOutput.writeLine(
-      "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs")
+    for error in totals.setAside {
+      try? StandardError.writeLine("app: set aside a corrupt share: \(error.message)")
+    }
+    for path in totals.rejected {
+      try? StandardError.writeLine(
+        "app: rejected a share whose items cannot be decoded; kept at \(path)")
+    }
+    var line = "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs"
+    if !totals.setAside.isEmpty { line += ", set aside \(totals.setAside.count) corrupt" }
+    if !totals.rejected.isEmpty { line += ", rejected \(totals.rejected.count) undecodable" }
+    try StandardOutput.writeLine(line)
     await importer.center.close()
     if count != nil && !reachedCount { throw ExitCode(2) }
+    if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }
   }
 
   /// Runs `readlater list`.

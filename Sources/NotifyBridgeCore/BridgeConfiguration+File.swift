@@ -136,7 +136,7 @@ extension BridgeConfiguration {
   }
 
   /// What is missing or inconsistent in a configured bridge, or `nil`.
-  var problem: String? {
+  package var problem: String? {
     if scope.namespaces.isEmpty { return "no bridge-namespace follows it" }
     if passwordFile != nil && user == nil { return "bridge-password-file needs bridge-user" }
     if (certificateFile == nil) != (keyFile == nil) {

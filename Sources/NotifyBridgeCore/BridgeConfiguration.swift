@@ -103,7 +103,7 @@ public struct BridgeConfiguration: Hashable, Sendable {
     case .success(let contents): bytes = contents
     case .failure(let error):
       throw BridgeError(
-        .configuration, "bridge-password-file of \(origin): cannot read \(passwordFile): \(error)")
+        .configuration, "bridge-password-file of \(origin): \(error)")
     }
     let line = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
     guard !line.isEmpty, let text = String(validating: line, as: UTF8.self),

@@ -1,4 +1,5 @@
 public import DBus
+import Dispatch
 import Notify
 public import NotifyBridge
 public import NotifyServerFiles
@@ -62,6 +63,9 @@ public final class NotifyServer: Sendable {
   let state: Mutex<ServerState>
   /// Serializes state file writes.
   private let writer = Mutex<Void>(())
+  /// Where state file writes run: they block on `fsync`, which must not hold a thread of
+  /// the Swift concurrency pool.
+  private let saveQueue = DispatchQueue(label: "notifyd.state-file")
   private let subscriptions = Mutex<[SignalSubscription]>([])
   let bridging = Mutex(Bridging())
 
@@ -175,7 +179,12 @@ public final class NotifyServer: Sendable {
   public func stop() async {
     stopBridges()
     await connection.unexport(at: NotifydInterface.path)
-    saveNow()
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+      saveQueue.async {
+        self.saveNow()
+        done.resume()
+      }
+    }
     for subscription in subscriptions.withLock({ $0 }) { await subscription.cancel() }
     try? await connection.releaseName(NotifydInterface.busName)
     await connection.close()
@@ -216,14 +225,16 @@ public final class NotifyServer: Sendable {
       return true
     }
     guard start else { return }
-    let delay = configuration.saveDelay
-    Task.detached { [weak self] in
-      try? await Task.sleep(for: delay)
+    let delay = configuration.saveDelay.components
+    let nanoseconds = Int(delay.seconds) * 1_000_000_000 + Int(delay.attoseconds / 1_000_000_000)
+    saveQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
       self?.saveNow()
     }
   }
 
   /// Writes the state file now if anything changed since the last write.
+  ///
+  /// This blocks on `fsync`: from async code, call it off the concurrency pool.
   public func saveNow() {
     guard let store = configuration.store else { return }
     writer.withLock { _ in

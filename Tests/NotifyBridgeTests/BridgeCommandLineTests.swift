@@ -65,7 +65,7 @@ struct BridgeCommandLineTests {
     #expect(missing.status == 1)
     #expect(
       missing.error.contains(
-        "bridge-password-file of \(path):1: cannot read \(bus.directory)/missing"),
+        "bridge-password-file of \(path):1: cannot open '\(bus.directory)/missing'"),
       "\(missing.error)")
   }
 

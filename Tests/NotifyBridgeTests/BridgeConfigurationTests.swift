@@ -148,7 +148,7 @@ struct BridgeConfigurationTests {
       try missing.loadSecrets(reading: BridgeFiles.read)
       Issue.record("a missing password file was accepted")
     } catch {
-      #expect(error.message.contains("bridge-password-file of --bridge: cannot read /p"))
+      #expect(error.message.contains("bridge-password-file of --bridge: cannot open '/p'"))
     }
   }
 }

@@ -28,16 +28,15 @@ extension NotifyServer {
     var lines = state.withLock { state -> [String] in
       let table = state.table
       let uptime = (Self.realtimeNanoseconds() &- state.startTime) / 1_000_000_000
-      var lines =
-        [
-          "status on \(trigger): pid \(getpid()), up \(uptime) s",
-          "status: \(table.count) names (\(table.stateCount) with a state) of at most "
-            + "\(configuration.capacity), \(rules.count) access rules, "
-            + "\(state.callers.count) cached callers, "
-            + "state file \(configuration.store?.path ?? "none")",
-          "status: counters "
-            + state.counters.map { "\($0.key) \($0.value)" }.joined(separator: " "),
-        ] + bridges
+      var lines = [
+        "status on \(trigger): pid \(getpid()), up \(uptime) s",
+        "status: \(table.count) names (\(table.stateCount) with a state) of at most "
+          + "\(configuration.capacity), \(rules.count) access rules, "
+          + "\(state.callers.count) cached callers, "
+          + "state file \(configuration.store?.path ?? "none")",
+        "status: counters " + state.counters.map { "\($0.key) \($0.value)" }.joined(separator: " "),
+      ]
+      lines += bridges
       guard detailed else { return lines }
       lines += rules.map { "status: rule \($0.origin)" }
       let names = table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }

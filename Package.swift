@@ -2,11 +2,28 @@
 //
 // NotifyBus: the iOS share-extension handoff (items saved into an App Group container,
 // a Darwin notification rung, the app draining the container) for Swift on Linux,
-// over D-Bus. The layers, lowest first, are listed below; a layer never imports a
-// higher one. See README.md and Protocol/.
+// over D-Bus. The targets are declared lowest layer first; the layers, and what each
+// module is for, are in ARCHITECTURE.md (a layer never imports its own or a higher one).
+// See also README.md and Protocol/.
 
 import Foundation
 import PackageDescription
+
+/// The fuzz harnesses: the folder Fuzz/NAME holds the sources of the module NAMEFuzz, its seed
+/// corpus and, where it has any, its libFuzzer options.
+let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions: Bool)] = [
+  ("BridgeMessage", ["NotifyBridgeCore", "NotifyCore"], false),
+  ("CommandLineSupport", ["CommandLineSupport"], false),
+  ("DBus", ["DBus", "DBusCore", "Notify"], true),
+  ("DefaultsFileReader", ["AppGroups"], false),
+  ("ExtensionManifest", ["ExtensionItems"], true),
+  ("ItemCodec", ["ExtensionItems"], false),
+  ("KeyLogParser", ["AppGroups"], false),
+  ("NotifydConfiguration", ["NotifyServerFiles"], false),
+  ("NotifydStateFile", ["NotifyServerFiles"], false),
+  ("PredicateParser", ["ExtensionItems"], false),
+  ("SpoolEntryParser", ["AppGroups"], false),
+]
 
 /// The package's directory, for linker options that need an absolute path.
 let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
@@ -28,22 +45,22 @@ let toolchainSwiftDirectory: String = {
 let package = Package(
   name: "NotifyBus",
   products: [
+    .library(name: "PropertyLists", targets: ["PropertyLists"]),
+    .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
+    .library(name: "AppGroups", targets: ["AppGroups"]),
+    .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
-    .library(name: "CommandLineSupport", targets: ["CommandLineSupport"]),
-    .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
-    .library(name: "AppGroups", targets: ["AppGroups"]),
-    .library(name: "PropertyLists", targets: ["PropertyLists"]),
     .library(name: "Handoff", targets: ["Handoff"]),
+    .library(name: "NotifyServer", targets: ["NotifyServer"]),
+    /// Darwin's notify(3) C API: libnotifybus.so (soname libnotifybus.so.1), notify.h.
+    .library(name: "notifybus", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
     .executable(name: "share-extension", targets: ["share-extension"]),
     .executable(name: "readlater", targets: ["readlater"]),
-    .library(name: "NotifyServer", targets: ["NotifyServer"]),
     .executable(name: "notifyd", targets: ["notifyd"]),
-    /// Darwin's notify(3) C API: libnotifybus.so (soname libnotifybus.so.1), notify.h.
-    .library(name: "notifybus", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -71,16 +88,35 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"])]
     ),
 
-    // MARK: - Libraries
+    // MARK: - Libraries, lowest layer first (the layers are in ARCHITECTURE.md)
 
     /// The Linux interfaces the C library's Swift modules lack (`renameat2`, `O_PATH`).
     .target(name: "CSystemShim"),
-    /// `package`-level POSIX helpers and the only code that talks to the file system: file
-    /// descriptors, directories, atomic replacement, private directories, XDG locations,
-    /// bounded reads; errno, environment, child processes.
+    /// Property-list values and the binary property-list format, read and written in Swift.
     ///
-    /// No Foundation.
-    .target(name: "SystemSupport", dependencies: ["CSystemShim"]),
+    /// No IPC.
+    .target(name: "PropertyLists"),
+    /// Argument parsing, help, errors and exit codes for every executable, in the
+    /// swift-argument-parser style.
+    ///
+    /// No Foundation, so tools start fast.
+    .target(name: "CommandLineSupport"),
+    /// notifyd's files: the state file format and the access configuration and policy.
+    ///
+    /// Pure Swift with no dependencies, so the parsers fuzz on their own.
+    .target(name: "NotifyServerFiles"),
+    /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
+    .target(name: "CNotifyDispatch"),
+    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus` product only.
+    .target(
+      name: "NotifyCAPILinkage",
+      linkerSettings: [
+        .unsafeFlags([
+          "-Xlinker", "-soname=libnotifybus.so.1",
+          "-Xlinker", "--version-script=\(packageDirectory)/Sources/NotifyCAPI/libnotifybus.map",
+        ])
+      ]
+    ),
     /// The D-Bus codec, I/O-free: signatures, values, object paths, errors, and the wire
     /// reader and writer that messages and the item codec share.
     ///
@@ -90,12 +126,28 @@ let package = Package(
     /// their wire form, match rules.
     ///
     /// No Foundation, no Dispatch.
+    /// `package`-level POSIX helpers and the only code that talks to the file system: file
+    /// descriptors, directories, atomic replacement, private directories, XDG locations,
+    /// bounded reads; errno, environment, child processes.
+    ///
+    /// No Foundation.
+    .target(name: "SystemSupport", dependencies: ["CSystemShim"]),
     .target(name: "DBusMessages", dependencies: ["DBusCodec"]),
     /// The embedded bus: a private dbus-daemon started, found and stopped on demand.
     ///
     /// No Foundation, no Dispatch.
     .target(
       name: "DBusEmbeddedBus", dependencies: ["DBusCodec", "DBusMessages", "SystemSupport"]),
+    /// App Group containers: group identifiers, shared defaults and the durable item spool.
+    /// It re-exports PropertyLists.
+    ///
+    /// No IPC.
+    .target(name: "AppGroups", dependencies: ["PropertyLists", "SystemSupport"]),
+    /// Share-extension items: the item model, uniform types, activation rules, manifests and the
+    /// item codec (the mapping of items onto one D-Bus message, written with DBusCodec).
+    ///
+    /// No IPC. It re-exports PropertyLists.
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec", "SystemSupport"]),
     /// Reaching a bus without libdbus: which bus to use, SASL EXTERNAL, a Unix socket and the
     /// blocking one-shot client.
     ///
@@ -123,44 +175,35 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
-    /// Argument parsing, help, errors and exit codes for every executable, in the
-    /// swift-argument-parser style.
-    ///
-    /// No Foundation, so tools start fast.
-    .target(name: "CommandLineSupport"),
-    /// Property-list values and the binary property-list format, read and written in Swift.
-    ///
-    /// No IPC.
-    .target(name: "PropertyLists"),
-    /// App Group containers: group identifiers, shared defaults and the durable item spool.
-    /// It re-exports PropertyLists.
-    ///
-    /// No IPC.
-    .target(name: "AppGroups", dependencies: ["PropertyLists", "SystemSupport"]),
-    /// Share-extension items: the item model, uniform types, activation rules, manifests and the
-    /// item codec (the mapping of items onto one D-Bus message, written with DBusCodec).
-    ///
-    /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec", "SystemSupport"]),
-    /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
-    /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
+    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
-      name: "Handoff",
-      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
-    /// notifyd's files: the state file format and the access configuration and policy.
-    ///
-    /// Pure Swift with no dependencies, so the parsers fuzz on their own.
-    .target(name: "NotifyServerFiles"),
+      name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
     /// What notifyd's MQTT bridge reads and writes: names to topics, the payload codec,
     /// the bridge configuration, duplicate detection and the outage queue.
     ///
     /// Pure Swift without I/O but small files, so the parsers fuzz on their own.
     .target(name: "NotifyBridgeCore", dependencies: ["NotifyCore", "SystemSupport"]),
+    /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
+    /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
+    .target(
+      name: "Handoff",
+      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
     /// notifyd's MQTT bridge: the libmosquitto connections that carry posts and state
     /// between hosts. It re-exports NotifyBridgeCore.
     ///
     /// No libdbus: notifyd hands it posts and state and takes back what arrives.
     .target(name: "NotifyBridge", dependencies: ["NotifyBridgeCore", "CMosquitto"]),
+    /// What the notify tools do, as testable library code; the executables only call it.
+    .target(
+      name: "NotifyTools",
+      dependencies: ["NotifyToolsCore", "Notify", "DBus", "CommandLineSupport"]),
+    /// The notify(3) C functions of `notify.h` and `notify_private.h` over Notify, with C
+    /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
+    .target(
+      name: "NotifyCAPI",
+      dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
+      exclude: ["include", "libnotifybus.map", "pkgconfig"]
+    ),
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
@@ -169,32 +212,15 @@ let package = Package(
         "SystemSupport",
       ]
     ),
-    /// What the notify tools do, as testable library code; the executables only call it.
+    /// What the share-extension and read-later examples do, as testable library code.
     .target(
-      name: "NotifyTools",
-      dependencies: ["NotifyToolsCore", "Notify", "DBus", "CommandLineSupport"]),
-    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
-    .target(
-      name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
-
-    /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
-    .target(name: "CNotifyDispatch"),
-    /// The notify(3) C functions of `notify.h` and `notify_private.h` over Notify, with C
-    /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
-    .target(
-      name: "NotifyCAPI",
-      dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
-      exclude: ["include", "libnotifybus.map", "pkgconfig"]
-    ),
-    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus` product only.
-    .target(
-      name: "NotifyCAPILinkage",
-      linkerSettings: [
-        .unsafeFlags([
-          "-Xlinker", "-soname=libnotifybus.so.1",
-          "-Xlinker", "--version-script=\(packageDirectory)/Sources/NotifyCAPI/libnotifybus.map",
-        ])
-      ]
+      name: "HandoffExamples",
+      dependencies: [
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+        "SystemSupport",
+      ],
+      path: "Examples/HandoffExamples",
+      resources: [.copy("Manifests")]
     ),
 
     // MARK: - Tools
@@ -223,21 +249,11 @@ let package = Package(
       dependencies: ["DBus"],
       path: "Examples/SignalDemo"
     ),
-    /// What the share-extension and read-later examples do, as testable library code.
-    .target(
-      name: "HandoffExamples",
-      dependencies: [
-        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
-        "SystemSupport",
-      ],
-      path: "Examples/Support"
-    ),
-    /// `share-extension --url U --title T --image P`: the extension, with the seed's Info.plist.
+    /// `share-extension --url U --title T --image P`: the extension, with its Info.plists.
     .executableTarget(
       name: "share-extension",
       dependencies: ["HandoffExamples", "CommandLineSupport"],
-      path: "Examples/ShareExtension",
-      exclude: ["Info.plist", "Info-Images.plist"]
+      path: "Examples/ShareExtension"
     ),
     /// `readlater watch` / `readlater list`: the app, storing reading items in SQLite.
     .executableTarget(
@@ -270,40 +286,37 @@ let package = Package(
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CDBus", "CSQLite",
-        "SystemSupport", "CNotifyBench", "NotifyBridge", "CMQTTBaseline", "TestSupport",
+        "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge", "CMQTTBaseline",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
 
-    // MARK: - Fuzzing (`Fuzz/run TARGET`; without the fuzzer these replay inputs)
+    // MARK: - Fuzzing (`Fuzz/run TARGET`; the harness targets are added below)
 
-    .executableTarget(
-      name: "dbus-fuzz",
-      dependencies: ["DBus", "DBusCore", "Notify"],
-      path: "Fuzz/DBusFuzz",
-      exclude: ["corpus", "libfuzzer.options"]
-    ),
-    .executableTarget(
-      name: "bridge-fuzz",
-      dependencies: ["NotifyBridgeCore", "NotifyCore"],
-      path: "Fuzz/BridgeMessage",
-      exclude: ["corpus"]
-    ),
-
-    // MARK: - Tests
-
-    /// Private buses, child processes and helpers shared by the test targets.
+    /// Every harness by name, for the driver and the corpus replay tests.
     .target(
-      name: "TestSupport",
-      dependencies: ["DBus", "SystemSupport"],
-      path: "Tests/TestSupport"
+      name: "FuzzHarnesses",
+      dependencies: fuzzHarnesses.map { .target(name: $0.name + "Fuzz") },
+      path: "Fuzz/FuzzHarnesses"
     ),
-    /// A small peer process for tests that need a second process on the bus.
+    /// `notifybus-fuzz TARGET ...`: libFuzzer's driver, or without the fuzzer a replay of inputs.
     .executableTarget(
-      name: "dbus-test-peer",
-      dependencies: ["DBus"],
-      path: "Tests/DBusTestPeer"
+      name: "notifybus-fuzz", dependencies: ["FuzzHarnesses"], path: "Fuzz/notifybus-fuzz"),
+
+    // MARK: - Tests, in the order of the libraries they test
+
+    /// What every test target shares, without a bus: the built products, child processes,
+    /// temporary directories, files and condition waits.
+    .target(name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport"),
+    /// A private dbus-daemon per suite, for the tests and the benchmark. It re-exports
+    /// TestSupport.
+    .target(
+      name: "BusTestSupport",
+      dependencies: ["TestSupport", "DBus", "SystemSupport"],
+      path: "Tests/BusTestSupport"
     ),
+    .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"]),
+    .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
     /// A small tool on CommandLineSupport that its tests run as a real process.
     .executableTarget(
       name: "cli-demo",
@@ -312,73 +325,103 @@ let package = Package(
     ),
     .testTarget(
       name: "CommandLineSupportTests",
-      dependencies: ["CommandLineSupport", "cli-demo"]
+      dependencies: ["CommandLineSupport", "TestSupport", "cli-demo"]
     ),
-    .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
-    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems"]),
+    .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
+    /// A small peer process for tests that need a second process on the bus.
+    .executableTarget(
+      name: "dbus-test-peer",
+      dependencies: ["DBus"],
+      path: "Tests/DBusTestPeer"
+    ),
+    .testTarget(
+      name: "DBusCoreTests",
+      dependencies: ["DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+    ),
     /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
     .executableTarget(
       name: "appgroups-stress",
       dependencies: ["AppGroups"],
       path: "Tests/appgroups-stress"
     ),
-    .testTarget(name: "AppGroupsTests", dependencies: ["AppGroups", "appgroups-stress"]),
     .testTarget(
-      name: "NotifyToolsTests",
-      dependencies: [
-        "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "TestSupport",
-        "SystemSupport",
-        // notify-post is not listed: as a static executable it would be linked into the
-        // test bundle. `swift build --build-tests` builds it, as every product.
-        "notify-watch", "notifyutil",
-      ]
+      name: "AppGroupsTests",
+      dependencies: ["AppGroups", "TestSupport", "SystemSupport", "appgroups-stress"]
+    ),
+    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems", "TestSupport"]),
+    .testTarget(
+      name: "DBusTests",
+      dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+    ),
+    .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DBusCore"]),
+    .testTarget(
+      name: "NotifyTests",
+      dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
+    ),
+    .testTarget(
+      name: "NotifyToolsCoreTests",
+      dependencies: ["NotifyToolsCore", "NotifyCore", "DBusCore", "BusTestSupport"]
     ),
     /// An extension process that sends many shares, for the handoff tests.
     .executableTarget(
       name: "handoff-stress",
-      dependencies: ["Handoff", "ExtensionItems"],
+      dependencies: ["Handoff", "ExtensionItems", "AppGroups"],
       path: "Tests/handoff-stress"
     ),
     .testTarget(
       name: "HandoffTests",
       dependencies: [
         "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
-        "TestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress", "notifyd",
+        "BusTestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
+        "notifyd",
         "notifyutil",
       ]
     ),
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
-        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
+        "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport",
+        "BusTestSupport",
         "SystemSupport", "notifyd", "notifyutil",
       ]
     ),
     .testTarget(
       name: "NotifyBridgeTests",
       dependencies: [
-        "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "TestSupport", "SystemSupport",
-        "notifyd", "notifyutil",
-        "notify-watch",
+        "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "BusTestSupport", "SystemSupport",
+        "notifyd", "notifyutil", "notify-watch",
       ]
     ),
     .testTarget(
-      name: "NotifyTests",
-      dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
+      name: "NotifyToolsTests",
+      dependencies: [
+        "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
+        "SystemSupport",
+        // notify-post is not listed: as a static executable it would be linked into the
+        // test bundle. `swift build --build-tests` builds it, as every product.
+        "notify-watch", "notifyutil",
+      ]
     ),
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(
       name: "NotifyCAPITests",
-      dependencies: ["DBus", "TestSupport", "SystemSupport", "notifyd"],
+      dependencies: ["DBus", "BusTestSupport", "SystemSupport", "notifyd"],
       exclude: ["Programs"]
     ),
-    .testTarget(
-      name: "DBusTests",
-      dependencies: ["DBus", "DBusCore", "TestSupport", "SystemSupport", "dbus-test-peer"]
-    ),
+    /// Every fuzz corpus, replayed through its harness.
+    .testTarget(name: "FuzzTests", dependencies: ["FuzzHarnesses", "TestSupport"]),
+    /// The layers of ARCHITECTURE.md, held to every module's imports and to this file.
+    .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"]),
+
   ],
   swiftLanguageModes: [.v6]
 )
+
+package.targets += fuzzHarnesses.map { harness in
+  .target(
+    name: harness.name + "Fuzz", dependencies: harness.dependencies, path: "Fuzz/" + harness.name,
+    exclude: harness.hasOptions ? ["corpus", "libfuzzer.options"] : ["corpus"])
+}
 
 // Settings for every Swift target, one line each with its reason.
 for target in package.targets

@@ -1,3 +1,4 @@
+import BusTestSupport
 import CMQTTBaseline
 import DBus
 import Dispatch
@@ -6,7 +7,6 @@ import NotifyBridge
 import NotifyServer
 import Synchronization
 import SystemSupport
-import TestSupport
 
 /// A post on host A reaching a dispatch handler on host B through two notifyds bridged by
 /// one mosquitto (each host a private bus with its own `NotifyServer`), against the same

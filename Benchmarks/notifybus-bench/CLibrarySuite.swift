@@ -1,3 +1,4 @@
+import BusTestSupport
 import CBaseline
 import CNotifyBench
 import DBus
@@ -18,7 +19,7 @@ enum CLibrarySuite: BenchmarkSuite {
   static let name = "capi"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try BenchBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     cnotify_use_bus(bus.address.rawValue)
     let latencyCount = max(200, Int(2000 * scale))
     let throughputCount = max(2000, Int(40_000 * scale))

@@ -1,3 +1,4 @@
+import BusTestSupport
 import CBaseline
 import DBus
 import Dispatch
@@ -18,7 +19,7 @@ enum DBusSuite: BenchmarkSuite {
   }
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try BenchBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let latencyCount = max(200, Int(3000 * scale))
     let throughputCount = max(2000, Int(50_000 * scale))
     let rounds = 3

@@ -1,4 +1,5 @@
 import AppGroups
+import BusTestSupport
 import DBus
 import Dispatch
 import ExtensionItems
@@ -11,7 +12,7 @@ import Synchronization
   import Glibc
 #endif
 
-/// The whole handoff, share to stored, against the seed documents' pattern and against the
+/// The whole handoff, share to stored, against the iOS original's pattern (`Protocol/handoff.md` §6) and against the
 /// spool without a doorbell, in one process on a private bus.
 ///
 /// - **share→stored latency** (p50, p99): the extension side calls
@@ -22,7 +23,7 @@ import Synchronization
 ///   received the last one.
 ///
 /// Baselines, with the same title and URL per item:
-/// - **defaults array + post (seed)**: the seeds' `savePayload` and `drainPending`: read the
+/// - **defaults array + post (seed)**: the iOS original's `savePayload` and `drainPending`: read the
 ///   `pendingItems` array from ``SharedDefaults``, append, write it back, post; the app reads
 ///   the array and removes the key on each post (read-modify-write, racy with several
 ///   extensions; durable like the spool).
@@ -32,7 +33,7 @@ enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try BenchBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let latencyCount = max(30, Int(400 * scale))
     let throughputCount = max(100, Int(2000 * scale))
     // Warm up both paths; discard the figures.
@@ -134,7 +135,7 @@ enum HandoffSuite: BenchmarkSuite {
 
   // MARK: - Handoff
 
-  static func measureHandoff(_ bus: BenchBus, latency: Int, throughput: Int) async throws
+  static func measureHandoff(_ bus: PrivateBus, latency: Int, throughput: Int) async throws
     -> Figures
   {
     let (path, container) = try scratch()
@@ -182,7 +183,8 @@ enum HandoffSuite: BenchmarkSuite {
 
   // MARK: - The seeds' pattern
 
-  static func measureSeed(_ bus: BenchBus, latency: Int, throughput: Int) async throws -> Figures {
+  static func measureSeed(_ bus: PrivateBus, latency: Int, throughput: Int) async throws -> Figures
+  {
     let (path, container) = try scratch()
     defer { try? FileManager.default.removeItem(atPath: path) }
     let name: NotifyName = "group.org.notifybus.bench.seed"
@@ -230,7 +232,7 @@ enum HandoffSuite: BenchmarkSuite {
     let first = latency
     let start = nanoseconds()
     for index in first..<(first + throughput) { try await save(index) }
-    // The seed's read-modify-write loses an item when the app removes the key between the
+    // The iOS original's read-modify-write loses an item when the app removes the key between the
     // extension's read and its write: count what arrived, up to the last arrival.
     let last = first + throughput - 1
     _ = await arrivals.wait(for: last, seconds: 5)

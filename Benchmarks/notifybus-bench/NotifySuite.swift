@@ -1,3 +1,4 @@
+import BusTestSupport
 import CBaseline
 import DBus
 import Dispatch
@@ -17,7 +18,7 @@ enum NotifySuite: BenchmarkSuite {
   static let postedName: NotifyName = "bench.notify.saved"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try BenchBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let latencyCount = max(200, Int(2000 * scale))
     let throughputCount = max(2000, Int(40_000 * scale))
     var rows: [BenchmarkRow] = []
@@ -79,7 +80,7 @@ enum NotifySuite: BenchmarkSuite {
     var cOneToOne: Double
   }
 
-  static func measure(_ bus: BenchBus, latencyCount: Int, throughputCount: Int) async throws
+  static func measure(_ bus: PrivateBus, latencyCount: Int, throughputCount: Int) async throws
     -> Figures
   {
     var latencies: [Double] = []
@@ -141,7 +142,7 @@ enum NotifySuite: BenchmarkSuite {
   }
 
   /// Posts per second from this process to `receivers` processes, NotifyBus and C.
-  static func throughput(_ bus: BenchBus, receivers: Int, count: Int) async throws
+  static func throughput(_ bus: PrivateBus, receivers: Int, count: Int) async throws
     -> (notify: Double, c: Double)
   {
     let address = bus.address.rawValue
@@ -200,11 +201,8 @@ enum NotifySuite: BenchmarkSuite {
   }
 
   /// Wall time of `notify-post NAME` against `dbus-send` posting the same signal.
-  static func cliCost(_ bus: BenchBus, runs: Int) throws -> BenchmarkRow? {
-    let directory = String(
-      CommandLine.arguments[0].split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        .joined(separator: "/"))
-    let notifyPost = directory + "/notify-post"
+  static func cliCost(_ bus: PrivateBus, runs: Int) throws -> BenchmarkRow? {
+    let notifyPost = Products.path("notify-post")
     guard access(notifyPost, X_OK) == 0 else {
       fputs("notify: skipping notify-post timing: build it too (swift build -c release)\n", stderr)
       return nil

@@ -1,3 +1,4 @@
+import BusTestSupport
 import CBaseline
 import DBus
 import Notify
@@ -16,7 +17,7 @@ enum NotifydSuite: BenchmarkSuite {
   static let cService = "org.notifybus.CBaseline"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try BenchBus()
+    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
     let count = max(300, Int(5000 * scale))
     let rounds = 3
     let serverConnection = try await BusConnection.connect(to: .address(bus.address))

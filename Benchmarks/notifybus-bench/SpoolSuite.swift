@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 
 /// Durable delivery and drain through the AppGroups spool, against SQLite and against the
-/// seed documents' pattern, at 1,000 and 10,000 pending items.
+/// iOS original's pattern (`Protocol/handoff.md` §6), at 1,000 and 10,000 pending items.
 ///
 /// For each depth N the suite fills each store with N pending items, then measures:
 /// - **enqueue at N pending**: one producer durably adding items one at a time while N are
@@ -17,7 +17,7 @@ import Glibc
 /// - **SQLite**: a WAL database in the container (`journal_mode=WAL`, `synchronous=FULL`,
 ///   so a commit is durable), one transaction per enqueued item and one per drained item
 ///   (select the oldest, hand it over, delete it, commit).
-/// - **defaults array**: the seeds' pattern (read the `pendingItems` array from shared
+/// - **defaults array**: the iOS original's pattern (read the `pendingItems` array from shared
 ///   defaults, append, write it back; drain by reading the array and removing the key),
 ///   run on ``SharedDefaults`` so every write is durable and serialized like the spool's.
 enum SpoolSuite: BenchmarkSuite {
@@ -58,7 +58,7 @@ enum SpoolSuite: BenchmarkSuite {
     var drain: Double
   }
 
-  /// A share item as the seeds store it, encoded as the spool's opaque payload.
+  /// A share item as the iOS original stores it, encoded as the spool's opaque payload.
   static func item(_ index: Int) -> [String: String] {
     [
       "url": "https://example.com/articles/\(index)?utm_source=share",

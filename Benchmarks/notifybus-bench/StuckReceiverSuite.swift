@@ -1,3 +1,4 @@
+import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
@@ -29,7 +30,7 @@ enum StuckReceiverSuite: BenchmarkSuite {
 
   /// How many KiB the daemon grows by while `posts` posts go to a stopped receiver.
   private static func growth(outgoingLimit: Int, _ posts: Int) async throws -> Double {
-    let bus = try BenchBus(outgoingLimit: outgoingLimit)
+    let bus = try PrivateBus(outgoingLimit: outgoingLimit)
     let receiver = try Subprocess.spawn(
       CommandLine.arguments[0],
       arguments: ["--child", "notify-hold", bus.address.rawValue, "1", "same"])
@@ -44,9 +45,10 @@ enum StuckReceiverSuite: BenchmarkSuite {
     receiver.kill(SIGSTOP)
     let center = try await NotifyCenter.connect(to: .address(bus.address))
     defer { Task { await center.close() } }
-    let before = Children.residentBytes(of: bus.pid)
+    guard let daemon = bus.pid else { throw DBusError(.failed, "the bus daemon is not running") }
+    let before = Children.residentBytes(of: daemon)
     for _ in 0..<posts { try center.post("bench.idle.shared") }
     try await center.synchronize()
-    return Double(Children.residentBytes(of: bus.pid) - before) / 1024
+    return Double(Children.residentBytes(of: daemon) - before) / 1024
   }
 }

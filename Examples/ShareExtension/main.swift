@@ -1,5 +1,5 @@
 // share-extension: the read-later example's share extension. The logic is in
-// Examples/Support/ShareExtensionTool.swift.
+// Examples/HandoffExamples/ShareExtensionTool.swift.
 import CommandLineSupport
 import HandoffExamples
 

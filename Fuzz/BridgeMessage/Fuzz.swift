@@ -1,13 +1,5 @@
-// libFuzzer target for the MQTT bridge's parsers (NotifyBridgeCore).
-//
-//   Fuzz/run BridgeMessage [runs]      fuzz (builds with -sanitize=fuzzer)
-//   swift run bridge-fuzz FILE...      replay inputs without the fuzzer
 import NotifyBridgeCore
 import NotifyCore
-
-#if canImport(Glibc)
-  @preconcurrency import Glibc
-#endif
 
 /// Feeds arbitrary bytes to the MQTT bridge's parsers: received topics, payloads and user
 /// properties, broker URLs, namespaces and the `bridge` lines of notifyd's configuration.
@@ -16,11 +8,9 @@ import NotifyCore
 /// PROPERTIES`, PROPERTIES lines of `NAME=VALUE`. Parsing must never crash; a message that
 /// decodes must encode back to the same topic, payload meaning and properties, and every
 /// valid name must map to a topic that parses back to it.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-  guard let data, size > 0 else { return 0 }
-  let selector = data[0]
-  let input = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+public func fuzz(_ bytes: [UInt8]) {
+  guard let selector = bytes.first else { return }
+  let input = Array(bytes.dropFirst())
   let text = String(decoding: input, as: UTF8.self)
   switch selector % 4 {
   case 0:
@@ -77,44 +67,4 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
       }
     }
   }
-  return 0
 }
-
-#if FUZZING
-  // SwiftPM links an executable's entry point as `<module>_main`; hand control to
-  // libFuzzer's driver from there.
-  @_silgen_name("LLVMFuzzerRunDriver")
-  func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-  ) -> CInt
-
-  @_cdecl("bridge_fuzz_main")
-  func fuzzerMain(
-    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-  ) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments, fuzzOne)
-  }
-#else
-  /// Replays fuzz inputs (for example a crash file or the corpus) without libFuzzer.
-  @main
-  struct Replay {
-    static func main() {
-      var count = 0
-      for path in CommandLine.arguments.dropFirst() {
-        switch BridgeFiles.read(path) {
-        case .success(let bytes):
-          _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
-          count += 1
-        case .failure(let error):
-          fputs("bridge-fuzz: \(error)\n", stderr)
-          exit(1)
-        }
-      }
-      print("replayed \(count) inputs")
-    }
-  }
-#endif

@@ -5,6 +5,8 @@
 // Text checks compare UTF-8 bytes: a value starting with a combining mark joins the quote
 // before it into one Character, which is right for display but defeats `hasPrefix`.
 
+import CommandLineSupport
+
 /// The output formats of ``command``.
 enum Format: String, CaseIterable, CommandLineValue {
   case text
@@ -116,9 +118,7 @@ func wrap(_ text: String, seed: UInt8) {
   precondition(visible(wrapped).elementsEqual(visible(text)))
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = UnsafeBufferPointer(start: data, count: size)
+public func fuzz(_ bytes: [UInt8]) {
   let tokens = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
     String(decoding: $0, as: UTF8.self)
   }
@@ -129,5 +129,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   }
   scan(tokens)
   if let first = tokens.first { wrap(first, seed: bytes.first ?? 0) }
-  return 0
 }

@@ -1,10 +1,10 @@
+import AppGroups
+
 /// Feeds arbitrary bytes to the shared-defaults file reader.
 ///
 /// Reading must never crash; a file that reads must re-encode to bytes that read back and
 /// re-encode identically (bytes, not values, so NaN compares equal to itself).
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+public func fuzz(_ bytes: [UInt8]) {
   if let values = try? DefaultsFile.decode(bytes) {
     // What reads, writes: the reader refuses the dates the writer refuses.
     guard let encoded = try? DefaultsFile.encode(values) else {
@@ -16,5 +16,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(
       (try? DefaultsFile.encode(again)) == encoded, "defaults round trip changed the values")
   }
-  return 0
 }

@@ -1,6 +1,5 @@
 // libFuzzer harness for the item codec's decoders (binary and JSON).
 //
-// Built by `Fuzz/run ItemCodec` together with the ExtensionItems sources as one module.
 // Any input must either be rejected with an ItemCodecError or decode into items that encode
 // again and decode back to the same items. Crashes, hangs and unbounded allocation
 // (libFuzzer's -rss_limit_mb, 2048 MB by default) are failures.
@@ -9,13 +8,12 @@
 // all of them, none) and by GLib (little and big endian, with a SENDER header field and a
 // non-empty extension dictionary).
 
+import ExtensionItems
 import Foundation
 
 private let limits = ItemCodecLimits(maximumMessageSize: 1_048_576)
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+public func fuzz(_ bytes: [UInt8]) {
   if let items = try? ItemCodec.decode(bytes, limits: limits) {
     let encoded: [UInt8]
     do {
@@ -27,12 +25,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
       fatalError("re-encoded items do not decode to the same items")
     }
   }
-  if size > 0, bytes[0] == UInt8(ascii: "{") {
+  if bytes.first == UInt8(ascii: "{") {
     if let items = try? ItemCodec.decodeJSON(Data(bytes), limits: limits) {
       precondition((try? ItemCodec.encode(items, limits: limits)) != nil)
     }
   }
-  return 0
 }
 
 /// Equality that treats two NaNs with the same bits as equal.

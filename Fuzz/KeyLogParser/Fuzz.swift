@@ -1,9 +1,9 @@
+import AppGroups
+
 /// Feeds arbitrary bytes to the key-log parser used by dedupe sets and delivered ids.
 ///
 /// Parsing must never crash, and must stop at a record boundary inside the input.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+public func fuzz(_ bytes: [UInt8]) {
   if (try? KeyLogFormat.checkHeader(bytes)) != nil {
     let parsed = KeyLogFormat.parseRecords(bytes, from: KeyLogFormat.headerSize)
     precondition(parsed.validLength <= bytes.count, "parsed past the end")
@@ -13,5 +13,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(rebuilt == Array(bytes.prefix(parsed.validLength)), "records do not round trip")
   }
   _ = KeyLogFormat.parseRecords(bytes, from: 0)
-  return 0
 }

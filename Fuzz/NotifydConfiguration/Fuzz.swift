@@ -1,10 +1,10 @@
+import NotifyServerFiles
+
 /// Feeds arbitrary bytes to notifyd's access configuration parser and the policy.
 ///
 /// Parsing must never crash; the rules of a file that parses must print back to lines that
 /// parse to the same rules, and the policy must answer for any name.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+public func fuzz(_ bytes: [UInt8]) {
   do {
     let rules = try AccessConfiguration.parse(bytes, path: "fuzz")
     let text = rules.map { $0.text + "\n" }.joined()
@@ -21,5 +21,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   } catch {
     precondition(error.line >= 0, "negative line")
   }
-  return 0
 }

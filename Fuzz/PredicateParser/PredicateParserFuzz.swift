@@ -1,9 +1,10 @@
 // libFuzzer harness for the activation-predicate parser and evaluator.
 //
-// Built by `Fuzz/run PredicateParser` together with the ExtensionItems sources as one
-// module. Any input must either fail to parse with a PredicateParseError or parse into a
-// predicate whose canonical description parses back to an equal predicate; evaluating it
-// against a fixed matching dictionary must terminate without trapping.
+// Any input must either fail to parse with a PredicateParseError or parse into a predicate
+// whose canonical description parses back to an equal predicate; evaluating it against a
+// fixed matching dictionary must terminate without trapping.
+
+import ExtensionItems
 
 private let sample: PropertyListValue = [
   "extensionItems": [
@@ -19,10 +20,9 @@ private let sample: PropertyListValue = [
   "count": 3, "ratio": 0.5, "flag": true,
 ]
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-  guard let predicate = try? ActivationPredicate(parsing: text) else { return 0 }
+public func fuzz(_ bytes: [UInt8]) {
+  let text = String(decoding: bytes, as: UTF8.self)
+  guard let predicate = try? ActivationPredicate(parsing: text) else { return }
   let printed = predicate.description
   let reparsed: ActivationPredicate
   do {
@@ -32,5 +32,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   }
   precondition(reparsed == predicate, "round trip changed the predicate: \(printed)")
   _ = predicate.evaluate(with: sample, variables: ["limit": 10])
-  return 0
 }

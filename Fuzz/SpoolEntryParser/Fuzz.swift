@@ -1,10 +1,10 @@
+import AppGroups
+
 /// Feeds arbitrary bytes to the spool's entry-file parser and entry-name parser.
 ///
 /// Decoding must never crash, read out of bounds or allocate more than the input; a
 /// successful decode must re-encode to the same bytes.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-  let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+public func fuzz(_ bytes: [UInt8]) {
   if let decoded = try? SpoolEntryFormat.decode(bytes) {
     let again = SpoolEntryFormat.encode(
       enqueueTime: decoded.enqueueTime, id: decoded.id, attachments: decoded.attachments,
@@ -16,5 +16,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(parsed.rawValue == name, "entry name round trip changed the name")
   }
   _ = bytes.prefix(300).withUnsafeBytes { SpoolEntryName.byteCount(inRawName: $0) }
-  return 0
 }

@@ -84,7 +84,7 @@ extension CommandDescription {
   /// within `columns - indent` characters, so every line but the text's last stays one
   /// character short of the limit; a word longer than the limit stays whole on its line;
   /// newlines in `text` are kept.
-  static func wrap(_ text: String, columns: Int, indent: Int = 0) -> String {
+  package static func wrap(_ text: String, columns: Int, indent: Int = 0) -> String {
     let width = columns - indent
     guard width > 0 else { return text }
     var lines: [Substring] = []

@@ -116,7 +116,7 @@ extension CommandDescription {
   }
 
   /// The index in ``options`` of the option with this exact spelling, such as `--count`.
-  func optionIndex(named name: String) -> Int? {
+  package func optionIndex(named name: String) -> Int? {
     options.firstIndex { $0.names.contains(name) }
   }
 

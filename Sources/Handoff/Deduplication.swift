@@ -35,7 +35,7 @@ public struct Deduplication: Sendable {
     self.key = key
   }
 
-  /// Drops a share whose first web URL was imported before, as the seed's `PendingImporter`
+  /// Drops a share whose first web URL was imported before, as the iOS original's `PendingImporter`
   /// does with its `importedURLs` list (but across drains and launches).
   ///
   /// - Parameters:

@@ -11,12 +11,14 @@ enum Endpoint {
     do {
       name = try NotifyName(notification)
     } catch {
-      throw HandoffError(.invalidName, error.message)
+      throw HandoffError(.invalidName, error.message, cause: .notify(error))
     }
     do {
       return (try GroupContainer(identifier: group), name)
     } catch {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container, "Cannot open the container of \(group): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -24,7 +26,7 @@ enum Endpoint {
     do {
       return try await NotifyCenter.connect(to: bus)
     } catch {
-      throw HandoffError(.notConnected, error.message)
+      throw HandoffError(.notConnected, error.message, cause: .notify(error))
     }
   }
 }

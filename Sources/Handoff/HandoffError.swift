@@ -1,30 +1,67 @@
-/// A handoff failure: a stable code and a message that names what went wrong.
+public import AppGroups
+public import ExtensionItems
+public import Notify
+
+/// A handoff failure: a stable code, a message that says what was being done and what went
+/// wrong, and the lower error it came from.
 ///
 /// ```swift
 /// do {
 ///   try await sender.send(items)
 /// } catch where error.code == .postFailed {
 ///   // The items are stored; the app drains them at its next launch or doorbell.
+/// } catch {
+///   if case .container(let lower)? = error.cause, lower.code == .quotaExceeded {
+///     // The app has not drained for a long time: say so, rather than retrying.
+///   } else if case .container(let lower)? = error.cause, lower.cause?.errno == EACCES {
+///     // The group directory is not ours to write: a setup problem.
+///   }
 /// }
 /// ```
 public struct HandoffError: Error, Sendable, Hashable, CustomStringConvertible {
   /// What kind of failure this is.
   public var code: Code
-  /// A sentence for people, naming the group, the item or the file involved.
+  /// A sentence for people: what was being done, naming the group, the item or the file,
+  /// and why it failed.
   public var message: String
+  /// The error of the layer below that this one came from, when there is one.
+  public var cause: Cause?
 
   /// Creates an error.
   ///
   /// - Parameters:
   ///   - code: The stable code.
   ///   - message: The human message.
-  public init(_ code: Code, _ message: String) {
+  ///   - cause: The lower error it came from.
+  public init(_ code: Code, _ message: String, cause: Cause? = nil) {
     self.code = code
     self.message = message
+    self.cause = cause
   }
 
   /// The message.
   public var description: String { message }
+
+  /// The lower error a ``HandoffError`` came from, typed: zbus's `source()`, one case per layer.
+  public enum Cause: Sendable, Hashable {
+    /// The group container, its spool or its dedupe set failed (``ContainerError`` keeps its
+    /// own code, such as ``ContainerError/Code/quotaExceeded``, and the failed system call
+    /// with its `errno`).
+    case container(ContainerError)
+    /// The notify center failed: connecting, posting or registering.
+    case notify(NotifyError)
+    /// The item codec refused the items.
+    case codec(ItemCodecError)
+
+    /// The lower error, untyped.
+    public var error: any Error {
+      switch self {
+      case .container(let error): error
+      case .notify(let error): error
+      case .codec(let error): error
+      }
+    }
+  }
 
   /// A stable error code, open for new members like swift-system's `Errno`.
   public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

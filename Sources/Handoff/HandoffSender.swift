@@ -13,7 +13,7 @@ public import Notify
 ///   ItemProvider(url: URL(string: "https://example.com")!)])])
 /// ```
 ///
-/// ``send(_:id:)`` does what the seed extension's `savePayload` did, in an order that cannot
+/// ``send(_:id:)`` does what the iOS original's `savePayload` did (`Protocol/handoff.md` §6), in an order that cannot
 /// lose an item:
 /// 1. encodes the items with ``ItemCodec`` (file representations, and inline data larger
 ///    than ``inlineDataLimit``, become spool attachments referenced by a relative path);
@@ -32,7 +32,7 @@ public final class HandoffSender: Sendable {
   /// The notify center the doorbell is rung on.
   public let center: NotifyCenter
 
-  /// The spool's name when none is given: the seed's `pendingItems` defaults key.
+  /// The spool's name when none is given: the iOS original's `pendingItems` defaults key.
   public static var defaultSpoolName: String { "pendingItems" }
   /// Inline data representations larger than this many bytes travel as attachment files.
   public static var inlineDataLimit: Int { 64 * 1024 }
@@ -44,19 +44,23 @@ public final class HandoffSender: Sendable {
   ///   - notification: The name to post after storing.
   ///   - center: The center to post on.
   ///   - spoolName: The spool inside the container.
+  ///   - limits: The spool's quotas.
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/container`` when the spool
   ///   cannot be opened.
   public init(
     container: GroupContainer, notification: NotifyName, center: NotifyCenter,
-    spoolName: String = defaultSpoolName
+    spoolName: String = defaultSpoolName, limits: SpoolLimits = SpoolLimits()
   ) throws(HandoffError) {
     self.container = container
     self.notification = notification
     self.center = center
     do {
-      self.spool = try Spool(container: container, name: spoolName)
+      self.spool = try Spool(container: container, name: spoolName, limits: limits)
     } catch {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container,
+        "Cannot open the spool '\(spoolName)' of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -114,14 +118,16 @@ public final class HandoffSender: Sendable {
     do {
       payload = try ItemCodec.encode(packed.items)
     } catch {
-      throw HandoffError(.encoding, "Cannot encode the shared items: \(error)")
+      throw HandoffError(
+        .encoding, "Cannot encode the shared items: \(error)", cause: .codec(error))
     }
     do {
       return try spool.enqueue(payload: payload, attachments: packed.attachments, id: id)
     } catch {
       throw HandoffError(
         .container,
-        "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)")
+        "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -138,7 +144,9 @@ public final class HandoffSender: Sendable {
       try center.post(notification)
       try await center.synchronize()
     } catch {
-      throw HandoffError(.postFailed, "Cannot post '\(notification)': \(error.message).\(stored)")
+      throw HandoffError(
+        .postFailed, "Cannot post '\(notification)': \(error.message).\(stored)",
+        cause: .notify(error))
     }
   }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// The app's half of the handoff: drains the group's spool at start and on every doorbell,
 /// handing each share to the app once.
 ///
-/// Named after the seed app's `PendingImporter`, with the same flow and none of its race
+/// Named after the iOS original's `PendingImporter`, with the same flow and none of its race
 /// (see `Protocol/handoff.md` for the mapping):
 ///
 /// ```swift
@@ -93,7 +93,12 @@ public final class PendingImporter: Sendable {
         try SeenKeys(container: container, name: policy.setName, capacity: policy.capacity)
       }
     } catch {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container,
+        "Cannot open the spool '\(spoolName)'"
+          + (deduplication.map { " or the dedupe set '\($0.setName)'" } ?? "")
+          + " of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -120,10 +125,10 @@ public final class PendingImporter: Sendable {
   /// What every drain of this importer did so far, added up.
   public var totals: DrainReport { runningTotals.withLock { $0 } }
 
-  /// The number of shares imported so far: the seed's `importedCount`.
+  /// The number of shares imported so far: the iOS original's `importedCount`.
   public var importedCount: Int { totals.imported }
 
-  /// Drains the spool once: the seed's `drainPending(into:)`.
+  /// Drains the spool once: the iOS original's `drainPending(into:)`.
   ///
   /// Each share is handed to `handler` in the order it was stored and removed after the
   /// handler returns. Cancelling the task stops the drain before the next share.
@@ -185,7 +190,10 @@ public final class PendingImporter: Sendable {
       report.setAside += summary.setAside
       return report
     } catch let error as ContainerError {
-      throw HandoffError(.container, error.message)
+      throw HandoffError(
+        .container,
+        "Cannot drain the spool '\(spool.name)' of \(container.identifier): \(error.message)",
+        cause: .container(error))
     }
   }
 
@@ -212,7 +220,8 @@ public final class PendingImporter: Sendable {
     do {
       events = try await center.events(for: notification, bufferSize: 1)
     } catch {
-      throw HandoffError(.notConnected, "Cannot watch '\(notification)': \(error.message)")
+      throw HandoffError(
+        .notConnected, "Cannot watch '\(notification)': \(error.message)", cause: .notify(error))
     }
     onDrain(nil)
     try await drainReporting(onFailure, handler)

@@ -26,7 +26,8 @@ extension NotifyCenter {
         self?.serviceOwner.withLock { $0 = (owner.isEmpty ? nil : owner, $0.generation + 1) }
       }
     } catch {
-      throw NotifyError(.failed, "cannot watch \(NotifyWire.service): \(error.message)")
+      throw NotifyError(
+        .failed, "cannot watch \(NotifyWire.service): \(error.message)", cause: .bus(error))
     }
     let before = serviceOwner.withLock { $0.generation }
     let owner = try? await connection.owner(of: NotifyWire.service)

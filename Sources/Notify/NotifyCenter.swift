@@ -98,7 +98,8 @@ public final class NotifyCenter: Sendable {
     do {
       connection = try await BusConnection.connect(to: bus)
     } catch {
-      throw NotifyError(.serverNotFound, "cannot reach the \(bus) bus: \(error.message)")
+      throw NotifyError(
+        .serverNotFound, "cannot reach the \(bus) bus: \(error.message)", cause: .bus(error))
     }
     let center = NotifyCenter(connection: connection, mediated: mediated ?? (bus == .system))
     await center.watchConnection()
@@ -170,7 +171,7 @@ public final class NotifyCenter: Sendable {
             for: name, sequence: counts.all, nameSequence: counts.names.next(for: name)))
       }
     } catch {
-      throw NotifyError(.failed, "cannot post '\(name)': \(error.message)")
+      throw NotifyError(.failed, "cannot post '\(name)': \(error.message)", cause: .bus(error))
     }
   }
 
@@ -188,7 +189,7 @@ public final class NotifyCenter: Sendable {
     do {
       try await connection.flush()
     } catch {
-      throw NotifyError(.failed, "the bus did not answer: \(error.message)")
+      throw NotifyError(.failed, "the bus did not answer: \(error.message)", cause: .bus(error))
     }
   }
 
@@ -234,7 +235,9 @@ public final class NotifyCenter: Sendable {
       }
       var fds: [CInt] = [-1, -1]
       guard pipe(&fds) == 0 else {
-        throw NotifyError(.failed, "cannot make a pipe: errno \(errno)")
+        throw NotifyError(
+          .failed, "cannot make a pipe for '\(name)': errno \(errno)",
+          cause: .systemCall("pipe", errno: errno))
       }
       for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
       _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
@@ -337,7 +340,7 @@ public final class NotifyCenter: Sendable {
     guard let pending else { return token }
     if case .failure(let error) = await pending.value {
       try? cancel(token)
-      throw NotifyError(.failed, "cannot watch \(subject): \(error.message)")
+      throw NotifyError(.failed, "cannot watch \(subject): \(error.message)", cause: .bus(error))
     }
     return token
   }

@@ -1,3 +1,5 @@
+public import DBusCore
+
 /// A status code with Darwin's `notify(3)` numeric values.
 ///
 /// An open struct in the style of swift-system's `Errno`: codes compare by value and
@@ -87,18 +89,38 @@ public struct NotifyStatus: RawRepresentable, Hashable, Sendable, CustomStringCo
   }
 }
 
-/// A failed notify operation: its ``NotifyStatus`` and a message naming what was wrong.
+/// A failed notify operation: its ``NotifyStatus``, a message naming what was being done and
+/// what was wrong, and the lower error it came from.
+///
+/// ```swift
+/// do {
+///   try center.post("group.example.saved")
+/// } catch {
+///   if case .bus(let lower)? = error.cause, lower.name == .disconnected { reconnect() }
+/// }
+/// ```
 public struct NotifyError: Error, Hashable, Sendable, CustomStringConvertible {
   /// The Darwin-compatible status.
   public var status: NotifyStatus
   /// What went wrong, for people.
   public var message: String
+  /// The error of the layer below that this one came from, when there is one.
+  public var cause: Cause?
 
   /// Creates an error.
-  public init(_ status: NotifyStatus, _ message: String) {
+  public init(_ status: NotifyStatus, _ message: String, cause: Cause? = nil) {
     self.status = status
     self.message = message
+    self.cause = cause
   }
 
   public var description: String { message }
+
+  /// The lower error a ``NotifyError`` came from, typed.
+  public enum Cause: Sendable, Hashable {
+    /// The bus, or the service on it, failed: ``DBusError`` keeps the D-Bus error name.
+    case bus(DBusError)
+    /// A system call failed with this `errno`.
+    case systemCall(String, errno: CInt)
+  }
 }

@@ -8,7 +8,7 @@ func connect(_ bus: Bus) async throws(ToolError) -> NotifyCenter {
   do {
     return try await NotifyCenter.connect(to: bus)
   } catch {
-    throw ToolError(error.message)
+    throw ToolError(.busUnreachable, error.message, cause: error)
   }
 }
 

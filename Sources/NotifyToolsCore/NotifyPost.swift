@@ -51,7 +51,8 @@ public enum NotifyPost {
     do {
       connection = try OneShotConnection(to: bus)
     } catch {
-      throw ToolError("cannot reach the \(bus) bus: \(error.message)")
+      throw ToolError(
+        .busUnreachable, "cannot reach the \(bus) bus: \(error.message)", cause: error)
     }
     /// Asks notifyd; a failure of the connection is the bus's, an error reply notifyd's.
     func ask(_ call: Message, _ failure: String) throws {
@@ -59,12 +60,15 @@ public enum NotifyPost {
       do {
         reply = try connection.reply(to: call, timeoutMilliseconds: 10_000)
       } catch  where error.name == .noReply {
-        throw ToolError(failure + "notifyd did not answer within 10 s")
+        throw ToolError(
+          .serviceFailed, failure + "notifyd did not answer within 10 s", cause: error)
       } catch {
-        throw ToolError("cannot reach the \(bus) bus: \(error.message)")
+        throw ToolError(
+          .busUnreachable, "cannot reach the \(bus) bus: \(error.message)", cause: error)
       }
       if let error = reply.error {
-        throw ToolError(failure + NotifyWire.error(fromService: error).message)
+        let refusal = NotifyWire.error(fromService: error)
+        throw ToolError(.serviceFailed, failure + refusal.message, cause: refusal)
       }
     }
     var counts = PostCounts(capacity: names.count)
@@ -83,7 +87,8 @@ public enum NotifyPost {
     do {
       try connection.flush()
     } catch {
-      throw ToolError("cannot reach the \(bus) bus: \(error.message)")
+      throw ToolError(
+        .busUnreachable, "cannot reach the \(bus) bus: \(error.message)", cause: error)
     }
   }
 }

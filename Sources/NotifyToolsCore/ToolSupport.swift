@@ -33,12 +33,6 @@ package func names(_ texts: [String]) throws(CommandLineError) -> [NotifyName] {
   return result
 }
 
-/// A runtime failure: printed as `Error: <message>`, exit status 1.
-public struct ToolError: Error, CustomStringConvertible {
-  public var description: String
-  public init(_ description: String) { self.description = description }
-}
-
 extension ExitCode {
   /// `notify-watch --timeout` passed before `--count` deliveries.
   public static let timedOut = ExitCode(2)

@@ -34,14 +34,6 @@ package struct Errno: RawRepresentable, Error, Hashable, Sendable, CustomStringC
   ///
   /// The corresponding C error is `EACCES`.
   package static var permissionDenied: Errno { Errno(rawValue: EACCES) }
-  /// The connection was refused.
-  ///
-  /// The corresponding C error is `ECONNREFUSED`.
-  package static var connectionRefused: Errno { Errno(rawValue: ECONNREFUSED) }
-  /// The operation would block.
-  ///
-  /// The corresponding C error is `EAGAIN`.
-  package static var wouldBlock: Errno { Errno(rawValue: EAGAIN) }
 
   /// The text `strerror` gives for this error, with its number, such as
   /// `(2) No such file or directory`.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AppGroups
@@ -203,9 +204,8 @@ struct DefaultsFileTests {
   }
 
   @Test func readsFilesWrittenByPythonPlistlib() throws {
-    let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .appendingPathComponent("../../Fuzz/DefaultsFileReader/corpus/all-types")
-    let values = try DefaultsFile.decode([UInt8](Data(contentsOf: corpus)))
+    let corpus = Repository.path("Fuzz/DefaultsFileReader/corpus/all-types")
+    let values = try DefaultsFile.decode(try #require(readBytes(corpus)))
     #expect(values["s"] == "x")
     #expect(values["i"] == -5)
     #expect(values["d"] == 1.5)
@@ -223,20 +223,16 @@ struct DefaultsFileTests {
     let bytes = try DefaultsFile.encode([
       "s": "naïve", "i": -7, "big": 70_000, "d": 2.5, "b": true, "a": ["x", 1], "n": ["k": "v"],
     ])
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = [
-      "-c",
-      "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb')); "
-        + "print(d['s'], d['i'], d['big'], d['d'], d['b'], d['a'], d['n'])",
-      path,
-    ]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    process.waitUntilExit()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    writeFile(path, bytes)
+    let text = try Products.runCommand(
+      "/usr/bin/python3",
+      [
+        "-c",
+        "import plistlib,sys; d=plistlib.load(open(sys.argv[1],'rb')); "
+          + "print(d['s'], d['i'], d['big'], d['d'], d['b'], d['a'], d['n'])",
+        path,
+      ]
+    ).output
     #expect(text == "naïve -7 70000 2.5 True ['x', 1] {'k': 'v'}\n")
   }
 }

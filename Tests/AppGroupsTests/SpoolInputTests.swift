@@ -1,5 +1,6 @@
 import AppGroups
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

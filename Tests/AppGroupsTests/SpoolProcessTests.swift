@@ -1,6 +1,7 @@
 import AppGroups
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 /// The payload `appgroups-stress` writes for an id (mirrors `StressTool.payload(for:)`).

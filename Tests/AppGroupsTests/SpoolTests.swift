@@ -1,6 +1,7 @@
 import AppGroups
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 struct SpoolTests {

@@ -1,21 +1,11 @@
 import AppGroups
-import Foundation
 import Glibc
-import Testing
+import SystemSupport
+import TestSupport
 
-/// A fresh directory under the system temporary directory, removed when dropped.
-final class TemporaryDirectory: Sendable {
-  let path: String
-
-  init() {
-    var template = Array("/tmp/appgroups-test-XXXXXX".utf8CString)
-    let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(result != nil, "mkdtemp failed")
-    path = String(
-      decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
-
-  deinit { _ = try? FileManager.default.removeItem(atPath: path) }
+extension TemporaryDirectory {
+  /// A fresh directory for a container test.
+  convenience init() { self.init("appgroups-test") }
 
   /// A container location under this directory, as `NOTIFYBUS_GROUPS_DIR` would give.
   var groups: String { path + "/groups" }
@@ -32,60 +22,43 @@ func mode(of path: String) -> mode_t {
   return info.st_mode & 0o7777
 }
 
-/// The directory that holds the built products, including `appgroups-stress`.
-///
-/// Under `swift test` the test bundle (or its runner) lives in the products directory.
-let productsDirectory: URL = {
-  var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-  while url.path != "/" {
-    url.deleteLastPathComponent()
-    if FileManager.default.isExecutableFile(
-      atPath: url.appendingPathComponent("appgroups-stress").path)
-    {
-      return url
-    }
-  }
-  return Bundle.main.bundleURL.deletingLastPathComponent()
-}()
-
 /// A child process running `appgroups-stress`, killed with SIGKILL when dropped.
 final class Child {
-  let process = Process()
+  let process: Subprocess
 
   init(_ arguments: [String], groups: String) throws {
-    process.executableURL = productsDirectory.appendingPathComponent("appgroups-stress")
-    process.arguments = arguments
-    var environment = ProcessInfo.processInfo.environment
+    var environment = Products.currentEnvironment()
     environment["NOTIFYBUS_GROUPS_DIR"] = groups
-    process.environment = environment
-    try process.run()
+    process = try Subprocess.spawn(
+      Products.path("appgroups-stress"), arguments: arguments, environment: environment,
+      captureOutput: false)
   }
 
-  deinit { kill() }
-
-  func kill() {
-    if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+  deinit {
+    kill()
+    process.wait()
   }
+
+  func kill() { process.kill(SIGKILL) }
 
   /// Waits for the child to exit, killing it after `seconds`.
   ///
   /// Returns its exit status, or `nil` when it had to be killed.
   @discardableResult
   func wait(seconds: Double) -> Int32? {
-    let deadline = Date().addingTimeInterval(seconds)
-    while process.isRunning && Date() < deadline { usleep(5000) }
-    if process.isRunning {
+    switch process.wait(milliseconds: Int(seconds * 1000)) {
+    case .exited(let status)?: return status
+    case .signaled(let signal)?: return signal
+    case nil:
       kill()
-      process.waitUntilExit()
+      process.wait()
       return nil
     }
-    process.waitUntilExit()
-    return process.terminationStatus
   }
 }
 
 /// The lines of a log file written by `appgroups-stress`.
 func lines(of path: String) -> [String] {
-  guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+  guard let text = readFile(path) else { return [] }
   return text.split(separator: "\n").map(String.init)
 }

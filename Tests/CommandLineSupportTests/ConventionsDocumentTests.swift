@@ -1,12 +1,11 @@
 import CommandLineSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `Protocol/cli-conventions.md` shows real output: its examples are what the library prints.
 struct ConventionsDocumentTests {
-  static let document = URL(filePath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent()
-    .appending(path: "Protocol/cli-conventions.md")
+  static let document = URL(filePath: Repository.path("Protocol/cli-conventions.md"))
 
   /// The first fenced block after `heading`, with its final newline.
   func example(after heading: String) throws -> String {

@@ -1,12 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `notify-post` must start as fast as a C program, so CommandLineSupport must not pull in
 /// Foundation (about 6 ms per process start here).
 struct FoundationFreeTests {
-  static let sources = URL(filePath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().appending(
-      path: "Sources/CommandLineSupport")
+  static let sources = URL(filePath: Repository.path("Sources/CommandLineSupport"))
 
   @Test func sourcesDoNotImportFoundation() throws {
     let files = try FileManager.default.contentsOfDirectory(atPath: Self.sources.path)
@@ -24,7 +23,7 @@ struct FoundationFreeTests {
 
   /// The linked executable does not need any Foundation library.
   @Test func executableDoesNotLinkFoundation() throws {
-    let binary = try Data(contentsOf: DemoProcess.executable)
+    let binary = try Data(contentsOf: URL(filePath: Products.path("cli-demo")))
     #expect(binary.count > 0)
     for library in [
       "libFoundation", "libFoundationEssentials", "libFoundationInternationalization",

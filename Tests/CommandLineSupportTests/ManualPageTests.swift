@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Foundation
+import TestSupport
 import Testing
 
 struct ManualPageTests {
@@ -82,25 +83,14 @@ struct ManualPageTests {
   /// `groff` renders the page without a single warning, and the text reads as the help does.
   @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/groff")))
   func rendersWithoutGroffWarnings() throws {
-    let directory = FileManager.default.temporaryDirectory.appending(path: "man-\(UUID())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let page = directory.appending(path: "notify-watch.1")
-    try Fixtures.watch.manualPage().write(to: page, atomically: true, encoding: .utf8)
+    let directory = TemporaryDirectory("man")
+    let page = directory.path("notify-watch.1")
+    writeFile(page, Fixtures.watch.manualPage())
 
-    let process = Process()
-    process.executableURL = URL(filePath: "/usr/bin/groff")
-    process.arguments = ["-man", "-Tutf8", "-ww", "-P", "-cbou", page.path]
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let warnings = String(
-      decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
+    let groff = try Products.runCommand(
+      "/usr/bin/groff", ["-man", "-Tutf8", "-ww", "-P", "-cbou", page])
+    let (text, warnings) = (groff.output, groff.error)
+    #expect(groff.status == 0)
     #expect(warnings == "")
     #expect(text.contains("-c, --count <count>"))
     #expect(text.contains("(values: text, json, verbose; default: text)"))

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CommandLineSupport
@@ -29,7 +30,7 @@ struct StandardStreamTests {
   /// fill or for the process to exit.
   @Test func flushesEachLineToAPipeAtOnce() throws {
     let process = Process()
-    process.executableURL = DemoProcess.executable
+    process.executableURL = URL(filePath: Products.path("cli-demo"))
     process.arguments = ["--lines", "3", "--hold", "watched", "名前"]
     let output = Pipe()
     process.standardOutput = output
@@ -44,35 +45,35 @@ struct StandardStreamTests {
   }
 
   @Test func reachesTheShellWithEveryExitCode() throws {
-    let help = try DemoProcess.run(["--help"])
-    #expect(help.status == 0 && help.errors.isEmpty)
+    let help = try Products.run("cli-demo", ["--help"])
+    #expect(help.status == 0 && help.error.isEmpty)
     #expect(
       help.output.hasPrefix("OVERVIEW: Print numbered lines")
         && help.output.hasSuffix("information.\n\n"))
 
-    let version = try DemoProcess.run(["--version"])
+    let version = try Products.run("cli-demo", ["--version"])
     #expect(version.status == 0 && version.output == "1.0.0\n")
 
-    let usage = try DemoProcess.run(["--lines", "many"])
+    let usage = try Products.run("cli-demo", ["--lines", "many"])
     #expect(usage.status == 64 && usage.output.isEmpty)
     #expect(
-      usage.errors.hasPrefix(
+      usage.error.hasPrefix(
         "Error: The value 'many' is invalid for '--lines <lines>': not an integer\n"))
-    #expect(usage.errors.hasSuffix("  See 'cli-demo --help' for more information.\n"))
+    #expect(usage.error.hasSuffix("  See 'cli-demo --help' for more information.\n"))
 
-    let failure = try DemoProcess.run(["--fail"])
+    let failure = try Products.run("cli-demo", ["--fail"])
     #expect(failure.status == 1)
     #expect(
-      failure.output == "line 1\n" && failure.errors == "Error: The demo failed on purpose.\n")
+      failure.output == "line 1\n" && failure.error == "Error: The demo failed on purpose.\n")
 
-    let custom = try DemoProcess.run(["--exit-code", "3", "-n", "0"])
-    #expect(custom.status == 3 && custom.output.isEmpty && custom.errors.isEmpty)
+    let custom = try Products.run("cli-demo", ["--exit-code", "3", "-n", "0"])
+    #expect(custom.status == 3 && custom.output.isEmpty && custom.error.isEmpty)
   }
 
   /// Writing to a pipe nobody reads ends the process with `SIGPIPE`, as a C tool ends.
   @Test func endsWithSIGPIPEWhenTheReaderLeaves() throws {
     let process = Process()
-    process.executableURL = DemoProcess.executable
+    process.executableURL = URL(filePath: Products.path("cli-demo"))
     process.arguments = ["--lines", "100000000"]
     let output = Pipe()
     process.standardOutput = output

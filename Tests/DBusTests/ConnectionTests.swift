@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Glibc
 import Synchronization
-import TestSupport
 import Testing
 
 /// Collects messages delivered on a connection's thread, for tests to wait on.
@@ -14,13 +14,12 @@ final class Inbox: Sendable {
 
   /// Waits until at least `count` messages arrived, or `seconds` pass.
   func wait(for count: Int, seconds: Double = 10) async -> [Message] {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-      let current = all
-      if current.count >= count { return current }
-      try? await Task.sleep(for: .milliseconds(2))
+    var current: [Message] = []
+    await waitUntil(timeout: .milliseconds(Int(seconds * 1000))) {
+      current = all
+      return current.count >= count
     }
-    return all
+    return current
   }
 }
 
@@ -285,10 +284,7 @@ struct ConnectionTests {
     try await Task.sleep(for: .milliseconds(100))
     try bus.start()
     let restarted = ContinuousClock.now
-    let deadline = restarted + .seconds(30)
-    while reconnectedAt.withLock({ $0.count }) < 2 && ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(10))
-    }
+    await waitUntil(timeout: .seconds(30)) { reconnectedAt.withLock { $0.count } >= 2 }
     let delays = reconnectedAt.withLock { $0.map { $0 - restarted } }
     #expect(delays.count == 2)
     // Alone this takes about 75 ms (the backoff is capped at 250 ms), well inside the 2 s
@@ -311,10 +307,7 @@ struct ConnectionTests {
     }
     bus.kill()
     try bus.start()
-    let deadline = ContinuousClock.now + .seconds(20)
-    while states.all.last?.body.first != "connected" && ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(5))
-    }
+    await waitUntil(timeout: .seconds(20)) { states.all.last?.body.first == "connected" }
     let seen = states.all
     #expect(seen.first?.body.first == "reconnecting")
     #expect(seen.last?.body.first == "connected", "\(seen.map { $0.body.first ?? "" })")

@@ -1,8 +1,8 @@
+import BusTestSupport
 import DBus
 import DBusCore
 import Dispatch
 import Glibc
-import TestSupport
 import Testing
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))

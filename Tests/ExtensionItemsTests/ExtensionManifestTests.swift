@@ -1,8 +1,10 @@
 import ExtensionItems
 import Foundation
+import TestSupport
 import Testing
 
-/// The `NSExtension` snippet from seeds/001 (a read-later share extension), verbatim.
+/// The `NSExtension` part of the iOS original's read-later share extension (`Protocol/handoff.md`
+/// §6), verbatim.
 private let seedFragment = """
   <key>NSExtension</key>
   <dict>
@@ -87,10 +89,9 @@ struct ExtensionManifestTests {
     let data = try PropertyListSerialization.data(
       fromPropertyList: info, format: .binary, options: 0)
     #expect(data.starts(with: Array("bplist00".utf8)))
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "Info-\(UUID().uuidString).plist")
+    let temporary = TemporaryDirectory("manifest")
+    let url = URL(filePath: temporary.path("Info.plist"))
     try data.write(to: url)
-    defer { try? FileManager.default.removeItem(at: url) }
     let manifest = try ExtensionManifest(contentsOf: url)
     #expect(manifest.bundleIdentifier == "net.example.readlater.share")
     #expect(manifest.principalClass == "ShareViewController")

@@ -1,5 +1,6 @@
 import ExtensionItems
 import Foundation
+import TestSupport
 import Testing
 
 /// A reader and writer that are not ours: GLib's `GDBusMessage`, driven through python3-gi.
@@ -48,18 +49,14 @@ private let gioScript = #"""
 private let python = "/usr/bin/python3"
 
 struct GLibInteropTests {
-  private func temporaryFile() -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent(
-      "ExtensionItemsTests-\(UUID().uuidString).bin")
-  }
+  private let temporary = TemporaryDirectory("glib-interop")
+  private var file: URL { URL(filePath: temporary.path("message.bin")) }
 
   @Test func glibReadsWhatWeWrite() throws {
-    let file = temporaryFile()
-    defer { try? FileManager.default.removeItem(at: file) }
     try ItemCodec.encodeData(SampleItems.all).write(to: file)
-    let result = try ProcessRunner.run(python, ["-c", gioScript, "decode", file.path])
-    #expect(result.status == 0, "\(result.standardError)")
-    let object = try JSONSerialization.jsonObject(with: result.standardOutput)
+    let result = try Products.runCommand(python, ["-c", gioScript, "decode", file.path])
+    #expect(result.status == 0, "\(result.error)")
+    let object = try JSONSerialization.jsonObject(with: Data(result.output.utf8))
     let decoded = try #require(object as? [String: Any])
     #expect(decoded["type"] as? Int == 4)
     #expect(decoded["serial"] as? Int == 1)
@@ -112,8 +109,6 @@ struct GLibInteropTests {
 
   @Test(arguments: ["l", "B"])
   func weReadWhatGLibWrites(_ byteOrder: String) throws {
-    let file = temporaryFile()
-    defer { try? FileManager.default.removeItem(at: file) }
     func ay(_ text: String) -> String {
       "@ay [" + text.utf8.map { "byte \($0)" }.joined(separator: ", ") + "]"
     }
@@ -128,10 +123,10 @@ struct GLibInteropTests {
           'list': <[<'a'>, <int64 2>]>, 'map': <{'k': <@ay [1, 2]>}>})],
        {'future': <(uint16 1, 'ignored')>})
       """
-    let result = try ProcessRunner.run(
+    let result = try Products.runCommand(
       python,
       ["-c", gioScript, "encode", file.path, ItemCodec.bodySignature, body, byteOrder])
-    #expect(result.status == 0, "\(result.standardError)")
+    #expect(result.status == 0, "\(result.error)")
     let bytes = try Data(contentsOf: file)
     #expect(bytes.first == UInt8(ascii: byteOrder == "l" ? "l" : "B"))
     let items = try ItemCodec.decode(bytes)
@@ -156,11 +151,9 @@ struct GLibInteropTests {
   }
 
   @Test func glibMessagesOfTheWrongShapeAreRejected() throws {
-    let file = temporaryFile()
-    defer { try? FileManager.default.removeItem(at: file) }
-    let result = try ProcessRunner.run(
+    let result = try Products.runCommand(
       python, ["-c", gioScript, "encode", file.path, "us", "(uint32 1, 'x')", "l"])
-    #expect(result.status == 0, "\(result.standardError)")
+    #expect(result.status == 0, "\(result.error)")
     let bytes = try Data(contentsOf: file)
     do {
       _ = try ItemCodec.decode(bytes)

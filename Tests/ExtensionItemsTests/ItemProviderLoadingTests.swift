@@ -1,5 +1,6 @@
 import ExtensionItems
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -7,12 +8,8 @@ import Testing
 #endif
 
 struct ItemProviderLoadingTests {
-  private func makeDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "ExtensionItemsTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-  }
+  private let temporary = TemporaryDirectory("item-provider")
+  private var directory: URL { URL(filePath: temporary.path, directoryHint: .isDirectory) }
 
   @Test func coercionTableCoversEveryPair() {
     for stored in ItemRepresentation.Kind.allCases {
@@ -26,8 +23,6 @@ struct ItemProviderLoadingTests {
   }
 
   @Test func textLoadsAsDataURLAndFile() throws {
-    let directory = try makeDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
     var provider = ItemProvider(text: " https://swift.org/blog \n")
     provider.suggestedName = "link.txt"
     #expect(try provider.loadData(for: .plainText) == Data(" https://swift.org/blog \n".utf8))
@@ -40,8 +35,6 @@ struct ItemProviderLoadingTests {
   /// A FIFO behind a file reference is refused, not read without end; a loaded file is
   /// 0600 in a new 0700 directory.
   @Test func aFIFOIsRefusedAndLoadedFilesArePrivate() throws {
-    let directory = try makeDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
     let fifo = directory.appendingPathComponent("pipe.txt").path
     #expect(mkfifo(fifo, 0o600) == 0)
     let error = #expect(throws: ItemProviderError.self) {
@@ -57,8 +50,6 @@ struct ItemProviderLoadingTests {
   }
 
   @Test func fileReferencesResolveAgainstTheBaseDirectory() throws {
-    let directory = try makeDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
     try Data("héllo".utf8).write(to: directory.appendingPathComponent("note.txt"))
     let provider = ItemProvider(fileAtPath: "note.txt")
     #expect(try provider.loadText(for: .plainText, baseDirectory: directory) == "héllo")
@@ -110,8 +101,6 @@ struct ItemProviderLoadingTests {
   }
 
   @Test func fileURLsAreFollowed() throws {
-    let directory = try makeDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("a.bin")
     try Data([9, 8, 7]).write(to: file)
     let provider = ItemProvider(url: file)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ExtensionItems
@@ -6,9 +7,7 @@ import Testing
 /// The Swift table is generated from `Protocol/uniform-types.json`; they must agree.
 struct UniformTypeTableTests {
   @Test func swiftTableMatchesProtocolFile() throws {
-    let url = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("Protocol/uniform-types.json")
+    let url = URL(fileURLWithPath: Repository.path("Protocol/uniform-types.json"))
     let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url))
     let root = try #require(object as? [String: Any])
     #expect(root["format"] as? String == "org.notifybus.uniform-types")

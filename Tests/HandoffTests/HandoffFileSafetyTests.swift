@@ -1,8 +1,8 @@
 import AppGroups
+import BusTestSupport
 import Foundation
 import Handoff
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,10 +1,10 @@
 import AppGroups
+import BusTestSupport
 import DBus
 import Foundation
 import Handoff
 import Notify
 import SystemSupport
-import TestSupport
 
 /// A private bus and a private groups directory for one test, removed afterwards.
 final class HandoffFixture {

@@ -1,11 +1,11 @@
 import AppGroups
+import BusTestSupport
 import DBus
 import ExtensionItems
 import Foundation
 import Handoff
 import Notify
 import Synchronization
-import TestSupport
 import Testing
 
 /// The Handoff library in one process: a sender and an importer on a private bus.
@@ -210,13 +210,13 @@ struct HandoffLibraryTests {
     #expect(taken == Array(ids.prefix(2)))
     // The second share was in hand when the loop ended: it is delivered again.
     var again: [String] = []
-    for _ in 0..<100 {
+    try await waitUntil(every: .milliseconds(20)) {
       again = []
       do {
         try await importer.drainPending { again.append($0.id) }
-        break
+        return true
       } catch  where (error as? HandoffError)?.message.contains("Another process") == true {
-        try await Task.sleep(for: .milliseconds(20))
+        return false
       }
     }
     #expect(again == Array(ids.suffix(2)))

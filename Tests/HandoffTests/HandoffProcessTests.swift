@@ -1,7 +1,8 @@
+import BusTestSupport
+import ExtensionItems
 import Foundation
 import HandoffExamples
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -129,11 +130,12 @@ struct HandoffProcessTests {
 
   @Test func aManifestFileAndTheWatchTimeoutBehaveAsDocumented() throws {
     let fixture = try HandoffFixture()
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
+    let root = URL(fileURLWithPath: Repository.root)
     let png = fixture.bus.directory + "/photo.png"
     try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: png))
-    let manifest = root.appendingPathComponent("Examples/ShareExtension/Info-Images.plist").path
+    let manifest = root.appendingPathComponent(
+      "Examples/HandoffExamples/Manifests/Info-Images.plist"
+    ).path
     let accepted = try fixture.run(
       "share-extension", ["--manifest", manifest, "--url", "https://example.com/m", "--image", png])
     #expect(accepted.status == 0, "\(accepted)")
@@ -163,7 +165,7 @@ struct HandoffProcessTests {
     try shareOneURLWhileTheAppRuns(fixture, url: "https://example.com/no-notifyd")
   }
 
-  @Test func theHandoffWorksWithNotifydRunning() throws {
+  @Test func theHandoffWorksWithNotifydRunning() async throws {
     let fixture = try HandoffFixture()
     let notifyd = try fixture.spawn("notifyd", ["--no-persist"])
     defer {
@@ -171,11 +173,9 @@ struct HandoffProcessTests {
       _ = notifyd.wait(milliseconds: 5000)
     }
     // notifyd answers: state set by one process is read by another.
-    var answered = false
-    for _ in 0..<100 where !answered {
+    try await waitUntil(every: .milliseconds(50)) {
       let set = try fixture.run("notifyutil", ["-s", "group.example.saved", "7"])
-      answered = set.status == 0 && set.output.isEmpty
-      if !answered { usleep(50_000) }
+      return set.status == 0 && set.output.isEmpty
     }
     #expect(
       try fixture.run("notifyutil", ["-g", "group.example.saved"]).output
@@ -204,13 +204,14 @@ struct HandoffProcessTests {
   }
 
   @Test func theShippedInfoPlistsAreTheBuiltInOnes() throws {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent()
+    let root = URL(fileURLWithPath: Repository.root)
     for (file, choice) in [("Info.plist", "seed"), ("Info-Images.plist", "images")] {
-      let shipped = try String(
-        contentsOf: root.appendingPathComponent("Examples/ShareExtension/" + file), encoding: .utf8)
-      let builtIn = choice == "seed" ? ShareManifests.seedText : ShareManifests.imagesText
-      #expect(shipped.trimmingCharacters(in: .whitespacesAndNewlines) == builtIn)
+      let shipped = try Data(
+        contentsOf: root.appendingPathComponent("Examples/HandoffExamples/Manifests/" + file))
+      let choice = try #require(ShareManifests.Choice(rawValue: choice))
+      let builtIn = try Data(contentsOf: ShareManifests.url(choice))
+      #expect(shipped == builtIn)
+      #expect(ShareManifests.manifest(choice) == (try ExtensionManifest(propertyList: shipped)))
     }
   }
 }

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import NotifyCore
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,9 +1,9 @@
+import BusTestSupport
 import DBus
 import Dispatch
 import Notify
 import Synchronization
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
+import BusTestSupport
 import DBus
 import Notify
 import Synchronization
 import SystemSupport
-import TestSupport
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,6 @@
+import BusTestSupport
 import DBus
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
-import TestSupport
 import Testing
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
@@ -25,14 +25,16 @@ struct MediatedPostTests {
     #expect(try plain.check(plainToken))
     try rogue.post("group.example.guarded")
     try await rogue.synchronize()
-    try await Task.sleep(for: .milliseconds(150))
+    try await waitUntil {
+      try plain.postCount(plainToken) >= 1 && receiver.statistics.malformedSignals >= 2
+    }
     #expect(try plain.check(plainToken), "a non-mediated receiver takes the direct post")
     #expect(try !receiver.check(token), "a mediated receiver ignores it")
     #expect(receiver.statistics.malformedSignals == 2)
     // A mediated post arrives, from notifyd.
     let poster = try await NotifyCenter.connect(to: .address(bus.address), mediated: true)
     try await poster.postChecked("group.example.guarded")
-    try await Task.sleep(for: .milliseconds(150))
+    try await waitUntil { try receiver.postCount(token) >= 1 }
     #expect(try receiver.check(token))
     #expect(try receiver.postCount(token) == 1)
     _ = daemon
@@ -57,18 +59,15 @@ struct MediatedPostTests {
     _ = first.terminate()
     try await NotifydProcess.waitForOwner(bus, present: false)
     let second = try await NotifydProcess(bus: bus, ["--no-persist"])
-    let deadline = ContinuousClock.now + .seconds(10)
-    while receiver.mediatingService == nil || receiver.mediatingService == before,
-      ContinuousClock.now < deadline
-    {
-      try await Task.sleep(for: .milliseconds(10))
+    await waitUntil {
+      receiver.mediatingService != nil && receiver.mediatingService != before
     }
     #expect(receiver.mediatingService != nil && receiver.mediatingService != before)
     let token = try await receiver.registerCheck("group.example.next")
     _ = try receiver.check(token)
     let poster = try await NotifyCenter.connect(to: .address(bus.address), mediated: true)
     try await poster.postChecked("group.example.next")
-    try await Task.sleep(for: .milliseconds(150))
+    try await waitUntil { try receiver.postCount(token) >= 1 }
     #expect(try receiver.check(token))
     _ = second
   }

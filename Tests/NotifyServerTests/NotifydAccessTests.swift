@@ -1,8 +1,8 @@
+import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Synchronization
 import SystemSupport
-import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -42,12 +42,10 @@ final class NotifydProcess {
   static func waitForOwner(_ bus: PrivateBus, present: Bool = true) async throws {
     let connection = try await BusConnection.connect(to: .address(bus.address))
     defer { Task { await connection.close() } }
-    let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline {
-      let owner = try? await connection.owner(of: "org.notifybus.Notify1")
-      if (owner != nil) == present { return }
-      try await Task.sleep(for: .milliseconds(10))
+    let changed = await waitUntil {
+      ((try? await connection.owner(of: "org.notifybus.Notify1")) != nil) == present
     }
+    if changed { return }
     throw DBusError(.timeout, "org.notifybus.Notify1 did not \(present ? "appear" : "go away")")
   }
 
@@ -58,7 +56,7 @@ final class NotifydProcess {
   }
 
   /// What it wrote to standard error.
-  var log: String { (try? Products.runCommand("cat", [logPath]).output) ?? "" }
+  var log: String { readFile(logPath) ?? "" }
 }
 
 /// A method call to notifyd.
@@ -66,17 +64,4 @@ func notifydCall(_ member: MemberName, _ body: [DBusValue] = []) -> Message {
   .methodCall(
     destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
     interface: "org.notifybus.Notify1", member: member, body: body)
-}
-
-/// Writes `text` to `path`.
-func writeFile(_ path: String, _ text: String, mode: mode_t = 0o600) {
-  let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
-  _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-  close(fd)
-}
-
-/// Reads `path`, or `nil` when it does not exist.
-func readFile(_ path: String) -> String? {
-  guard access(path, F_OK) == 0 else { return nil }
-  return try? Products.runCommand("cat", [path]).output
 }

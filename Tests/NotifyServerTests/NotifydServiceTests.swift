@@ -1,9 +1,9 @@
+import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
 import Synchronization
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -37,7 +37,7 @@ struct NotifydServiceTests {
     try await writer.setState(0xDEAD_BEEF_0000_0001, for: name)
     #expect(try await reader.state(of: name) == 0xDEAD_BEEF_0000_0001)
     try await writer.synchronize()
-    try await Task.sleep(for: .milliseconds(100))
+    try await settle()
     #expect(try !reader.check(token), "setting state must not post")
     _ = daemon
   }
@@ -49,7 +49,7 @@ struct NotifydServiceTests {
       .methodCall(
         destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
         interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"))
-    let root = String(#filePath.split(separator: "/").dropLast(3).map { "/" + $0 }.joined())
+    let root = Repository.root
     let file = try #require(readFile(root + "/Protocol/notifyd-interface.xml"))
     #expect(reply.body.first?.stringValue == file)
     #expect(NotifydInterface.introspectionDocument == file)
@@ -94,14 +94,15 @@ struct NotifydServiceTests {
     try await poster.synchronize()
     let connection = try await connection()
     var rows: [DBusValue] = []
-    let deadline = ContinuousClock.now + .seconds(10)
-    repeat {
+    try await waitUntil {
       let reply = try await connection.call(notifydCall("ListNames"))
-      guard case .array(_, let values)? = reply.body.first else { break }
+      guard case .array(_, let values)? = reply.body.first else { return true }
       rows = values
-      if rows.count == 2, case .structure(let first) = rows[0], first[2] == .uint64(3) { break }
-      try await Task.sleep(for: .milliseconds(10))
-    } while ContinuousClock.now < deadline
+      if rows.count == 2, case .structure(let first) = rows[0], first[2] == .uint64(3) {
+        return true
+      }
+      return false
+    }
     #expect(
       rows == [
         .structure([.string("a.posted"), .uint64(0), .uint64(3)]),
@@ -160,12 +161,10 @@ struct NotifydServiceTests {
     try await NotifydProcess.waitForOwner(bus, present: false)
     let second = try await NotifydProcess(bus: bus, ["--no-persist"])
     let reader = try await center()
-    let deadline = ContinuousClock.now + .seconds(10)
     var value: UInt64 = 0
-    while ContinuousClock.now < deadline {
+    try await waitUntil {
       value = try await reader.state(of: "group.example.restored")
-      if value == 99 { break }
-      try await Task.sleep(for: .milliseconds(10))
+      return value == 99
     }
     #expect(value == 99, "the client's RestoreState must reach the new notifyd")
     _ = second
@@ -272,12 +271,7 @@ struct NotifydServiceTests {
 
   /// Whether `condition` holds within five seconds.
   func eventually(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(5)
-    while ContinuousClock.now < deadline {
-      if condition() { return true }
-      try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
+    await waitUntil(timeout: .seconds(5), every: .milliseconds(20), condition)
   }
 
   @Test func restoreStateKeepsTheNewerValue() async throws {

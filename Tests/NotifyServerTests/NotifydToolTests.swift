@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
-import TestSupport
 import Testing
 
 /// notifyutil and notify-post against a real notifyd.

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -21,7 +21,7 @@ struct SystemBusPolicyTests {
 
   init() throws {
     bus = try PrivateBus(allowingEveryUser: true)
-    let root = String(#filePath.split(separator: "/").dropLast(3).map { "/" + $0 }.joined())
+    let root = Repository.root
     let policy = try #require(readFile(root + "/Protocol/dbus/org.notifybus.Notify1.conf"))
     writeFile(bus.directory + "/policy.conf", policy, mode: 0o644)
     let socket = bus.directory + "/system_bus_socket"
@@ -90,12 +90,7 @@ struct SystemBusPolicyTests {
       notifyd.wait()
     }
     let receiver = try await NotifyCenter.connect(to: .address(address))
-    let deadline = ContinuousClock.now + .seconds(10)
-    while (try? await receiver.connection.owner(of: "org.notifybus.Notify1")) == nil,
-      ContinuousClock.now < deadline
-    {
-      try await Task.sleep(for: .milliseconds(10))
-    }
+    await waitUntil { (try? await receiver.connection.owner(of: "org.notifybus.Notify1")) != nil }
     let token = try await receiver.registerCheck("group.example.fenced")
     _ = try receiver.check(token)
     // Everyone may call notifyd.
@@ -109,11 +104,8 @@ struct SystemBusPolicyTests {
     let mediated = try runAsNobody(
       "notify-post", ["--bus", address.rawValue, "--mediated", "group.example.fenced"])
     #expect(mediated.status == 0, "\(mediated)")
-    let arrival = ContinuousClock.now + .seconds(10)
-    while try receiver.postCount(token) == 0, ContinuousClock.now < arrival {
-      try await Task.sleep(for: .milliseconds(10))
-    }
-    try await Task.sleep(for: .milliseconds(100))
+    try await waitUntil { try receiver.postCount(token) > 0 }
+    try await settle()
     #expect(try receiver.postCount(token) == 1, "only the mediated post may arrive")
     await receiver.close()
   }

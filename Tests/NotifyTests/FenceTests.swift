@@ -1,6 +1,6 @@
+import BusTestSupport
 import DBus
 import Notify
-import TestSupport
 import Testing
 
 /// A synchronous call after a post is a fence (issue 11, item 17): once the poster's

@@ -1,10 +1,10 @@
+import BusTestSupport
 import DBus
 import Dispatch
 import Glibc
 import Notify
 import Synchronization
 import SystemSupport
-import TestSupport
 import Testing
 
 /// Counts calls, for tests to wait on.
@@ -16,17 +16,9 @@ final class Counter: Sendable {
   /// Waits until the count reaches `target` or `seconds` pass; returns the count.
   @discardableResult
   func wait(for target: Int, seconds: Double = 10) async -> Int {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while count < target && ContinuousClock.now < deadline {
-      try? await Task.sleep(for: .milliseconds(2))
-    }
+    await waitUntil(timeout: .milliseconds(Int(seconds * 1000))) { count >= target }
     return count
   }
-}
-
-/// Waits a little for deliveries that must not come.
-func settle() async throws {
-  try await Task.sleep(for: .milliseconds(150))
 }
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
@@ -46,7 +38,7 @@ struct NotifyCenterTests {
     #expect(try !center.check(token))
     try center.post("group.example.saved")
     try await center.synchronize()
-    try await Task.sleep(for: .milliseconds(50))
+    try await waitUntil { try center.postCount(token) >= 1 }
     #expect(try center.check(token))
     #expect(try !center.check(token))
     #expect(try center.postCount(token) == 1)
@@ -187,10 +179,7 @@ struct NotifyCenterTests {
     _ = try center.check(token)
     let before = SignalCount.value.load(ordering: .relaxed)
     try center.post("group.example.signal")
-    let deadline = ContinuousClock.now + .seconds(5)
-    while SignalCount.value.load(ordering: .relaxed) == before && ContinuousClock.now < deadline {
-      try await Task.sleep(for: .milliseconds(5))
-    }
+    await waitUntil(timeout: .seconds(5)) { SignalCount.value.load(ordering: .relaxed) != before }
     #expect(SignalCount.value.load(ordering: .relaxed) > before)
     #expect(try center.check(token))
     let error = await #expect(throws: NotifyError.self) {
@@ -387,7 +376,8 @@ struct NotifyCenterTests {
       monitor.kill()
       monitor.wait()
     }
-    try await Task.sleep(for: .milliseconds(200))
+    // dbus-monitor is monitoring once it has given up the name the bus gave it.
+    while let line = monitor.readLine(milliseconds: 10_000), !line.contains("member=NameLost") {}
     let sent = try Products.runCommand(
       "dbus-send",
       [

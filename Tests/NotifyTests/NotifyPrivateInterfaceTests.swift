@@ -1,8 +1,8 @@
+import BusTestSupport
 import DBus
 import Dispatch
 import Notify
 import SystemSupport
-import TestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
+import BusTestSupport
 import DBus
 import Glibc
 import Notify
 import SystemSupport
-import TestSupport
 import Testing
 
 /// A receiver that stops reading (here `notify-watch` under `SIGSTOP`) while posts flood

@@ -1,10 +1,10 @@
+import BusTestSupport
 import CommandLineSupport
 import DBus
 import Glibc
 import NotifyTools
 import NotifyToolsCore
 import SystemSupport
-import TestSupport
 import Testing
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
@@ -31,15 +31,13 @@ struct ToolTests {
   func waitForWatchers(_ count: Int = 1) async throws {
     let connection = try await BusConnection.connect(to: .address(bus.address))
     defer { Task { await connection.close() } }
-    let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline {
+    try await waitUntil(every: .milliseconds(20)) {
       let reply = try await connection.call(
         .methodCall(
           destination: .bus, path: "/org/freedesktop/DBus",
           interface: "org.freedesktop.DBus.Debug.Stats", member: "GetStats"))
       let stats = reply.body.first?.stringDictionary ?? [:]
-      if Int(stats["MatchRules"]?.uint64Value ?? 0) >= count { return }
-      try await Task.sleep(for: .milliseconds(20))
+      return Int(stats["MatchRules"]?.uint64Value ?? 0) >= count
     }
   }
 
@@ -204,7 +202,7 @@ struct ManualPageTests {
   /// The manual pages in `man/` are generated from the commands' descriptions; set
   /// `NOTIFYBUS_UPDATE_MAN=1` to rewrite them.
   @Test func checkedInManualPagesAreUpToDate() throws {
-    let root = String(#filePath.split(separator: "/").dropLast(3).map { "/" + $0 }.joined())
+    let root = Repository.root
     for (name, command) in Self.pages {
       let path = "\(root)/man/\(name).1"
       let expected = command.manualPage(section: 1, source: "NotifyBus 0.1.0")

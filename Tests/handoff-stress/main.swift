@@ -1,6 +1,9 @@
 // handoff-stress COUNT PREFIX [GROUP] [NOTIFICATION]: an extension process that sends COUNT
 // shares, each with the URL https://example.com/PREFIX/<n> and a title, through
 // HandoffSender (bus and container from NOTIFYBUS_BUS_ADDRESS and NOTIFYBUS_GROUPS_DIR).
+// On failure it prints the error, and the container error it came from as
+// `cause: CODE errno N`.
+import AppGroups
 import ExtensionItems
 import Foundation
 import Handoff
@@ -25,5 +28,9 @@ do {
   print("sent \(count)")
 } catch {
   FileHandle.standardError.write(Data("handoff-stress: \(error)\n".utf8))
+  // The lower error, for tests that check an app can tell failures apart.
+  if case .container(let lower)? = error.cause {
+    print("cause: \(lower.code) errno \(lower.cause?.errno ?? 0)")
+  }
   exit(1)
 }

@@ -2,15 +2,17 @@ import PropertyLists
 
 /// The shared-defaults file: a binary property list (`bplist00`) whose root is a
 /// dictionary with string keys.
-enum DefaultsFile {
+package enum DefaultsFile {
   /// Encodes a defaults dictionary.
-  static func encode(_ values: [String: PropertyListValue]) throws(PropertyListError) -> [UInt8] {
+  package static func encode(_ values: [String: PropertyListValue]) throws(PropertyListError)
+    -> [UInt8]
+  {
     try BinaryPropertyList.encode(.dictionary(values))
   }
 
   /// Decodes a defaults file, refusing anything but a binary property list whose root is a
   /// dictionary.
-  static func decode(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) -> [String:
+  package static func decode(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) -> [String:
     PropertyListValue]
   {
     let root: PropertyListValue

@@ -7,18 +7,18 @@
 /// ```
 /// All integers are little-endian. A record that is cut short or fails its checksum ends
 /// the log: it is the remains of an interrupted append, and is cut off by the next writer.
-enum KeyLogFormat {
+package enum KeyLogFormat {
   static let magic: [UInt8] = Array("NBKL".utf8)
   static let version: UInt16 = 1
-  static let headerSize = 8
+  package static let headerSize = 8
   static let maximumKeyLength = 65_536
 
   /// The result of parsing a log.
-  struct Parsed: Sendable {
+  package struct Parsed: Sendable {
     /// The keys of the valid records, in file order.
-    var keys: [String]
+    package var keys: [String]
     /// The offset just past the last valid record.
-    var validLength: Int
+    package var validLength: Int
   }
 
   static func header() -> [UInt8] {
@@ -29,7 +29,7 @@ enum KeyLogFormat {
     return writer.bytes
   }
 
-  static func record(_ key: String) -> [UInt8] {
+  package static func record(_ key: String) -> [UInt8] {
     var writer = ByteWriter()
     writer.append(UInt32(key.utf8.count))
     writer.append(contentsOf: key.utf8)
@@ -38,7 +38,7 @@ enum KeyLogFormat {
   }
 
   /// Checks the header of a whole log.
-  static func checkHeader(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) {
+  package static func checkHeader(_ bytes: [UInt8]) throws(SpoolEntryFormat.Failure) {
     guard bytes.count >= headerSize, bytes[0..<4].elementsEqual(magic) else {
       throw .init("the key log does not start with the magic 'NBKL'")
     }
@@ -52,7 +52,7 @@ enum KeyLogFormat {
   /// Parses records starting at `offset` (just past the header, or where a previous parse stopped).
   ///
   /// Stops at the first invalid record.
-  static func parseRecords(_ bytes: [UInt8], from offset: Int) -> Parsed {
+  package static func parseRecords(_ bytes: [UInt8], from offset: Int) -> Parsed {
     var reader = ByteReader(bytes, at: offset)
     var keys: [String] = []
     var valid = offset

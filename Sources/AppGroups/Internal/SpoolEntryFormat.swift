@@ -20,7 +20,7 @@
 ///  end-4  4     CRC-32 of every byte before it
 /// ```
 /// All integers are little-endian.
-enum SpoolEntryFormat {
+package enum SpoolEntryFormat {
   /// The name of the entry file inside an entry directory.
   static let entryFileName = "entry"
   static let magic: [UInt8] = Array("NBSE".utf8)
@@ -30,28 +30,28 @@ enum SpoolEntryFormat {
   static let maximumIDLength = 128
 
   /// One attachment as the manifest records it.
-  struct Attachment: Hashable, Sendable {
+  package struct Attachment: Hashable, Sendable {
     var name: String
     var size: UInt64
     var checksum: UInt32
   }
 
   /// A decoded entry file.
-  struct Decoded: Sendable {
-    var enqueueTime: Int64
-    var id: String
-    var attachments: [Attachment]
-    var payload: ArraySlice<UInt8>
+  package struct Decoded: Sendable {
+    package var enqueueTime: Int64
+    package var id: String
+    package var attachments: [Attachment]
+    package var payload: ArraySlice<UInt8>
   }
 
   /// Why an entry file is invalid.
-  struct Failure: Error, Sendable, Hashable {
+  package struct Failure: Error, Sendable, Hashable {
     var reason: String
     init(_ reason: String) { self.reason = reason }
   }
 
   /// Encodes an entry file.
-  static func encode(
+  package static func encode(
     enqueueTime: Int64, id: String, attachments: [Attachment], payload: [UInt8]
   ) -> [UInt8] {
     var writer = ByteWriter()
@@ -80,7 +80,7 @@ enum SpoolEntryFormat {
   /// Decodes and validates an entry file.
   ///
   /// Never reads out of bounds and never allocates more than the input's size.
-  static func decode(_ bytes: [UInt8]) throws(Failure) -> Decoded {
+  package static func decode(_ bytes: [UInt8]) throws(Failure) -> Decoded {
     guard bytes.count >= headerSize + 4 else {
       throw Failure("the file is \(bytes.count) bytes, shorter than the smallest entry")
     }

@@ -3,12 +3,12 @@
 ///
 /// The time and size come first so that a listing gives the handover order and the quota
 /// figures without opening any entry.
-struct SpoolEntryName: Hashable, Sendable, Comparable {
+package struct SpoolEntryName: Hashable, Sendable, Comparable {
   var time: Int64
   var bytes: Int64
   var id: String
 
-  var rawValue: String {
+  package var rawValue: String {
     let digits = String(time)
     return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + "."
       + String(bytes) + "." + id
@@ -21,7 +21,7 @@ struct SpoolEntryName: Hashable, Sendable, Comparable {
   }
 
   /// Parses a name, returning `nil` for anything that is not an entry name.
-  init?(_ name: String) {
+  package init?(_ name: String) {
     let parts = name.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
     guard parts.count == 3, parts[0].utf8.count == 16,
       parts[0].utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
@@ -36,7 +36,7 @@ struct SpoolEntryName: Hashable, Sendable, Comparable {
   /// The byte count in a raw entry name, or `nil` when the name is not an entry name's shape.
   ///
   /// Parses bytes in place, for quota listings.
-  static func byteCount(inRawName name: UnsafeRawBufferPointer) -> Int64? {
+  package static func byteCount(inRawName name: UnsafeRawBufferPointer) -> Int64? {
     guard name.count > 18, name[16] == UInt8(ascii: ".") else { return nil }
     var value: Int64 = 0
     var index = 17
@@ -50,7 +50,7 @@ struct SpoolEntryName: Hashable, Sendable, Comparable {
   }
 
   /// Handover order: enqueue time, then id, then the rest of the name.
-  static func < (lhs: Self, rhs: Self) -> Bool {
+  package static func < (lhs: Self, rhs: Self) -> Bool {
     (lhs.time, lhs.id, lhs.bytes) < (rhs.time, rhs.id, rhs.bytes)
   }
 }

@@ -82,7 +82,8 @@ public enum NotifyWire {
     do {
       try rule.validate()
     } catch {
-      throw NotifyError(.invalidName, "invalid namespace '\(prefix)': \(error.message)")
+      throw NotifyError(
+        .invalidName, "invalid namespace '\(prefix)': \(error.message)", cause: .bus(error))
     }
     return rule
   }
@@ -180,13 +181,14 @@ public enum NotifyWire {
     case .serviceUnknown, .nameHasNoOwner, .noReply, .disconnected, .unknownObject,
       .unknownMethod, .unknownInterface:
       NotifyError(
-        .serverNotFound, "no notifyd answers on this bus (\(service)): \(error.message)")
+        .serverNotFound, "no notifyd answers on this bus (\(service)): \(error.message)",
+        cause: .bus(error))
     case .accessDenied:
-      NotifyError(.notAuthorized, error.message)
+      NotifyError(.notAuthorized, error.message, cause: .bus(error))
     case .invalidArgs:
-      NotifyError(.invalidName, error.message)
+      NotifyError(.invalidName, error.message, cause: .bus(error))
     default:
-      NotifyError(.failed, "\(error.name.rawValue): \(error.message)")
+      NotifyError(.failed, "\(error.name.rawValue): \(error.message)", cause: .bus(error))
     }
   }
 

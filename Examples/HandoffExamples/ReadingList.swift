@@ -27,10 +27,17 @@ public final class ReadingList {
   private let attachments: Directory<FileSystemError>
   private let handle: OpaquePointer
 
-  /// A SQLite or file failure, with the statement or file involved.
+  /// A SQLite failure: what was being done, in which file, and SQLite's result code.
   public struct Failure: Error, CustomStringConvertible {
-    /// What failed.
-    public var description: String
+    /// The statement or step that failed, such as `open` or `select`.
+    public var operation: String
+    /// SQLite's extended result code, such as `SQLITE_BUSY` (5) or `SQLITE_CANTOPEN` (14).
+    public var resultCode: CInt
+    /// What was being done and why it failed, for people.
+    public var message: String
+
+    /// The message.
+    public var description: String { message }
   }
 
   /// Opens (creating on first use) the library in a container directory.
@@ -49,9 +56,13 @@ public final class ReadingList {
     var opened: OpaquePointer?
     let flags =
       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
-    guard sqlite3_open_v2(path, &opened, flags, nil) == SQLITE_OK, let opened else {
+    let result = sqlite3_open_v2(path, &opened, flags, nil)
+    guard result == SQLITE_OK, let opened else {
+      let reason = String(cString: sqlite3_errstr(result))
       if let opened { sqlite3_close_v2(opened) }
-      throw Failure(description: "Cannot open the reading list '\(path)'.")
+      throw Failure(
+        operation: "open", resultCode: result,
+        message: "Cannot open the reading list '\(path)': \(reason).")
     }
     handle = opened
     sqlite3_busy_timeout(handle, 10_000)
@@ -190,7 +201,8 @@ public final class ReadingList {
 
   private func failure(_ what: String) -> Failure {
     Failure(
-      description: "SQLite failed on '\(what)' in '\(path)': "
+      operation: what, resultCode: sqlite3_extended_errcode(handle),
+      message: "SQLite failed on '\(what)' in '\(path)': "
         + String(cString: sqlite3_errmsg(handle)))
   }
 }

@@ -3,8 +3,8 @@ import ExtensionItems
 public import Foundation
 public import Handoff
 
-/// What the read-later app keeps of one share: the seed's `ReadingItem`, plus the text and
-/// attachments the seed dropped.
+/// What the read-later app keeps of one share: the iOS original's `ReadingItem`
+/// (`Protocol/handoff.md` §6), plus the text and attachments it dropped.
 public struct ReadingItem: Sendable, Hashable {
   /// The share's id, unique in the list, so storing a redelivered share changes nothing.
   public var id: String

@@ -1,4 +1,4 @@
-import DBus
+import DBusCore
 import Testing
 
 struct NameTests {

@@ -1,7 +1,7 @@
+import BusTestSupport
 import DBus
 import Glibc
 import SystemSupport
-import TestSupport
 import Testing
 
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))

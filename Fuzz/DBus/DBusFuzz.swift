@@ -3,23 +3,15 @@
 // reader, held to libdbus's), the bus's SASL answer, notification names and received
 // `Posted` signals.
 //
-//   Fuzz/run DBusFuzz [runs]      fuzz (builds with -sanitize=fuzzer)
-//   swift run dbus-fuzz FILE...   replay inputs without the fuzzer
-//
 // The first byte picks the parser; the rest is the input.
+
 import DBus
 import DBusCore
 import Notify
 
-#if canImport(Glibc)
-  @preconcurrency import Glibc
-#endif
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-  guard let data, size > 0 else { return 0 }
-  let selector = data[0]
-  let input = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+public func fuzz(_ bytes: [UInt8]) {
+  guard let selector = bytes.first else { return }
+  let input = Array(bytes.dropFirst())
   let text = String(decoding: input, as: UTF8.self)
   switch selector % 7 {
   case 0:
@@ -77,50 +69,4 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
       precondition(input.contains(UInt8(ascii: "h")), "Swift refused what libdbus read: \(libdbus)")
     }
   }
-  return 0
 }
-
-#if FUZZING
-  // SwiftPM links an executable's entry point as `<module>_main`; hand control to
-  // libFuzzer's driver from there.
-  @_silgen_name("LLVMFuzzerRunDriver")
-  func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-  ) -> CInt
-
-  @_cdecl("dbus_fuzz_main")
-  func fuzzerMain(
-    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-  ) -> CInt {
-    var count = argc
-    var arguments = argv
-    return runFuzzerDriver(&count, &arguments, fuzzOne)
-  }
-#else
-  /// Replays fuzz inputs (for example a crash file or the corpus) without libFuzzer.
-  @main
-  struct Replay {
-    static func main() {
-      var count = 0
-      for path in CommandLine.arguments.dropFirst() {
-        guard let file = fopen(path, "rb") else {
-          fputs("dbus-fuzz: cannot open \(path)\n", stderr)
-          exit(1)
-        }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-          let read = fread(&chunk, 1, chunk.count, file)
-          if read == 0 { break }
-          bytes += chunk[..<read]
-        }
-        fclose(file)
-        _ = bytes.withUnsafeBufferPointer { fuzzOne($0.baseAddress, $0.count) }
-        count += 1
-      }
-      print("replayed \(count) inputs")
-    }
-  }
-#endif

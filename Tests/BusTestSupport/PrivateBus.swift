@@ -1,6 +1,7 @@
 package import DBus
 import Synchronization
 import SystemSupport
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -23,7 +24,10 @@ package final class PrivateBus: Sendable {
   package let address: BusAddress
   /// Whether processes of every user may connect (the directory is then 0755).
   package let allowsEveryUser: Bool
+  /// The bytes the daemon queues for one connection before it drops messages to it.
+  package let outgoingLimit: Int
   private let daemon = Mutex<Subprocess?>(nil)
+  private let temporary = TemporaryDirectory()
 
   /// Whether `dbus-daemon` can be found, for `.enabled(if:)`.
   package static var isAvailable: Bool {
@@ -35,10 +39,13 @@ package final class PrivateBus: Sendable {
   /// - Parameter allowingEveryUser: Let processes of other users connect (for access
   ///   control tests run with `setpriv`): the directory becomes 0755 and the policy gains
   ///   `<allow user="*"/>`.
-  package init(allowingEveryUser: Bool = false) throws {
-    var template = Array("/tmp/notifybus-test-XXXXXX".utf8CString)
-    guard let made = mkdtemp(&template) else { throw Errno.current }
-    directory = String(cString: made)
+  /// - Parameter outgoingLimit: `max_outgoing_bytes`, the embedded bus's by default.
+  package init(
+    allowingEveryUser: Bool = false,
+    outgoingLimit: Int = BusConfiguration.maximumOutgoingBytes
+  ) throws {
+    self.outgoingLimit = outgoingLimit
+    directory = temporary.path
     allowsEveryUser = allowingEveryUser
     if allowingEveryUser { chmod(directory, 0o755) }
     serviceDirectory = directory + "/services"
@@ -47,17 +54,15 @@ package final class PrivateBus: Sendable {
     try start()
   }
 
-  deinit {
-    kill()
-    Subprocess.removeTree(directory)
-  }
+  // The directory goes after the daemon, with `temporary`.
+  deinit { kill() }
 
   /// Starts the daemon (again); returns once it accepts connections.
   package func start() throws {
     let configuration = directory + "/bus.conf"
     var text = BusConfiguration.embedded(
       socketPath: directory + "/bus", serviceDirectory: serviceDirectory,
-      pidFile: directory + "/bus.pid")
+      pidFile: directory + "/bus.pid", outgoingLimit: outgoingLimit)
     if allowsEveryUser {
       text = text.replacing(
         "<policy context=\"default\">",

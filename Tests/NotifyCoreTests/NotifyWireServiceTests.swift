@@ -1,5 +1,5 @@
-import DBus
-import Notify
+import DBusCore
+import NotifyCore
 import Testing
 
 /// The messages a center sends to notifyd (Protocol/notifyd.md).

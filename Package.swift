@@ -12,6 +12,7 @@ import PackageDescription
 /// The fuzz harnesses: the folder Fuzz/NAME holds the sources of the module NAMEFuzz, its seed
 /// corpus and, where it has any, its libFuzzer options.
 let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions: Bool)] = [
+  ("BridgeMessage", ["NotifyBridgeCore", "NotifyCore"], false),
   ("CommandLineSupport", ["CommandLineSupport"], false),
   ("DBus", ["DBus", "DBusCore", "Notify"], true),
   ("DefaultsFileReader", ["AppGroups"], false),
@@ -71,6 +72,14 @@ let package = Package(
       name: "CDBus",
       pkgConfig: "dbus-1",
       providers: [.apt(["libdbus-1-dev"])]
+    ),
+    /// libmosquitto, the MQTT client library, through pkg-config.
+    ///
+    /// Only `NotifyBridge` imports it (and the benchmark's C baseline).
+    .systemLibrary(
+      name: "CMosquitto",
+      pkgConfig: "libmosquitto",
+      providers: [.apt(["libmosquitto-dev"])]
     ),
     /// SQLite, for the spool benchmark's baseline (and the read-later example).
     .systemLibrary(
@@ -171,16 +180,21 @@ let package = Package(
     /// and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
+    /// What notifyd's MQTT bridge reads and writes: names to topics, the payload codec,
+    /// the bridge configuration, duplicate detection and the outage queue.
+    ///
+    /// Pure Swift without I/O but small files, so the parsers fuzz on their own.
+    .target(name: "NotifyBridgeCore", dependencies: ["NotifyCore", "SystemSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(
       name: "Handoff",
       dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
-    /// notifyd as a library: state, mediated posts, access control, persistence, activation.
-    .target(
-      name: "NotifyServer",
-      dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "SystemSupport"]
-    ),
+    /// notifyd's MQTT bridge: the libmosquitto connections that carry posts and state
+    /// between hosts. It re-exports NotifyBridgeCore.
+    ///
+    /// No libdbus: notifyd hands it posts and state and takes back what arrives.
+    .target(name: "NotifyBridge", dependencies: ["NotifyBridgeCore", "CMosquitto"]),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(
       name: "NotifyTools",
@@ -191,6 +205,11 @@ let package = Package(
       name: "NotifyCAPI",
       dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
       exclude: ["include", "libnotifybus.map", "pkgconfig"]
+    ),
+    /// notifyd as a library: state, mediated posts, access control, persistence, activation.
+    .target(
+      name: "NotifyServer",
+      dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "NotifyBridge", "SystemSupport"]
     ),
     /// What the share-extension and read-later examples do, as testable library code.
     .target(
@@ -254,6 +273,8 @@ let package = Package(
 
     /// The C baseline: the same measurements written directly against libdbus.
     .target(name: "CBaseline", dependencies: ["CDBus"], path: "Benchmarks/CBaseline"),
+    /// The C baseline of the bridge benchmark: two libmosquitto clients.
+    .target(name: "CMQTTBaseline", dependencies: ["CMosquitto"], path: "Benchmarks/CMQTTBaseline"),
     /// The C library's side of the notify benchmarks: CBaseline's measurements on `notify.h`.
     .target(
       name: "CNotifyBench",
@@ -272,8 +293,8 @@ let package = Package(
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
-        "CSQLite",
-        "SystemSupport", "BusTestSupport", "CNotifyBench",
+        "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
+        "CMQTTBaseline",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -373,6 +394,13 @@ let package = Package(
       ]
     ),
     .testTarget(
+      name: "NotifyBridgeTests",
+      dependencies: [
+        "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "BusTestSupport", "SystemSupport",
+        "notifyd", "notifyutil", "notify-watch",
+      ]
+    ),
+    .testTarget(
       name: "NotifyToolsTests",
       dependencies: [
         "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
@@ -408,7 +436,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
-    "CSystemShim",
+    "CSystemShim", "CMQTTBaseline",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

@@ -107,10 +107,23 @@ enum NotifySuite: BenchmarkSuite {
   static func latency(_ address: BusAddress, count: Int) async throws -> [Double] {
     let poster = try await NotifyCenter.connect(to: .address(address))
     let receiver = try await NotifyCenter.connect(to: .address(address))
+    let samples = try await latency(
+      from: poster, to: receiver, name: postedName, count: count, timeout: 5)
+    await poster.close()
+    await receiver.close()
+    return samples
+  }
+
+  /// Post by `poster` → dispatch handler of `receiver`, one at a time; microseconds, the
+  /// first tenth dropped as warm-up.
+  static func latency(
+    from poster: NotifyCenter, to receiver: NotifyCenter, name: NotifyName, count: Int,
+    timeout: Int
+  ) async throws -> [Double] {
     let postedAt = Atomic<Int>(0)
     let samples = Mutex<[Double]>([])
     let arrived = DispatchSemaphore(value: 0)
-    let token = try await receiver.register(postedName, queue: DispatchQueue(label: "lat")) { _ in
+    let token = try await receiver.register(name, queue: DispatchQueue(label: "lat")) { _ in
       let now = MonotonicClock.now
       samples.withLock { $0.append(Double(now - postedAt.load(ordering: .relaxed)) / 1000) }
       arrived.signal()
@@ -118,15 +131,13 @@ enum NotifySuite: BenchmarkSuite {
     try await Task.detached {
       for index in 0..<count {
         postedAt.store(MonotonicClock.now, ordering: .relaxed)
-        try poster.post(postedName)
-        guard arrived.wait(timeout: .now() + 5) == .success else {
+        try poster.post(name)
+        guard arrived.wait(timeout: .now() + .seconds(timeout)) == .success else {
           throw DBusError(.timeout, "post \(index) was not delivered")
         }
       }
     }.value
     try receiver.cancel(token)
-    await poster.close()
-    await receiver.close()
     return samples.withLock { Array($0.dropFirst(count / 10)) }
   }
 

@@ -17,7 +17,7 @@ let suites: [any BenchmarkSuite.Type] = [
   ItemCodecSuite.self, SpoolSuite.self,
   CommandLineSuite.self,
   HandoffSuite.self,
-  NotifydSuite.self, StuckReceiverSuite.self,
+  NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self,
 ]
 
 if CommandLine.arguments.dropFirst().first == "--child" {

@@ -1,6 +1,7 @@
 // Every fuzz harness, by the name of its folder under Fuzz/: what the libFuzzer driver
 // (`notifybus-fuzz`) runs and what FuzzTests replays each corpus through.
 
+import BridgeMessageFuzz
 import CommandLineSupportFuzz
 import DBusFuzz
 import DefaultsFileReaderFuzz
@@ -18,6 +19,7 @@ public typealias FuzzHarness = @Sendable ([UInt8]) -> Void
 /// The harnesses by name; the name is the folder under Fuzz/ holding the harness's sources,
 /// its seed corpus and its libFuzzer options.
 public let fuzzHarnesses: [String: FuzzHarness] = [
+  "BridgeMessage": BridgeMessageFuzz.fuzz,
   "CommandLineSupport": CommandLineSupportFuzz.fuzz,
   "DBus": DBusFuzz.fuzz,
   "DefaultsFileReader": DefaultsFileReaderFuzz.fuzz,

@@ -140,12 +140,14 @@ extension NotifyServer {
     }
     switch request {
     case .setState(let name, let value):
+      let time = Self.realtimeNanoseconds()
       let stored = state.withLock { state in
         state.statistics.stateSets += 1
-        return state.table.setState(value, of: name.rawValue, at: Self.realtimeNanoseconds())
+        return state.table.setState(value, of: name.rawValue, at: time)
       }
       guard stored else { throw full(name) }
       scheduleSave()
+      bridgeState(name, value, setTime: time)
       return []
     case .restoreState(let name, let value, let time):
       let applied = state.withLock { state in
@@ -153,7 +155,10 @@ extension NotifyServer {
         return state.table.restoreState(value, of: name.rawValue, setAt: time)
       }
       guard let applied else { throw full(name) }
-      if applied { scheduleSave() }
+      if applied {
+        scheduleSave()
+        bridgeState(name, value, setTime: time)
+      }
       return [.boolean(applied)]
     case .getState(let name):
       return [
@@ -171,6 +176,7 @@ extension NotifyServer {
       }
       try connection.send(
         NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
+      bridgeMediatedPost(name)
       return []
     case .listNames:
       let rows = state.withLock { state in
@@ -210,6 +216,7 @@ extension NotifyServer {
     all["ProcessID"] = .uint32(UInt32(bitPattern: getpid()))
     all["StateFile"] = .string(configuration.store?.path ?? "")
     all["AccessRules"] = .uint32(UInt32(clamping: accessPolicy.rules.count))
+    all["Bridges"] = bridgeStatistics()
     return .dictionary(all)
   }
 }

@@ -24,6 +24,7 @@ extension NotifyServer {
   ///   `status: end`.
   public func statusReport(trigger: String, detailed: Bool) -> [String] {
     let rules = accessPolicy.rules
+    let bridges = bridgeStatusLines()
     var lines = state.withLock { state -> [String] in
       let table = state.table
       let uptime = (Self.realtimeNanoseconds() &- state.startTime) / 1_000_000_000
@@ -35,6 +36,7 @@ extension NotifyServer {
           + "state file \(configuration.store?.path ?? "none")",
         "status: counters " + state.counters.map { "\($0.key) \($0.value)" }.joined(separator: " "),
       ]
+      lines += bridges
       guard detailed else { return lines }
       lines += rules.map { "status: rule \($0.origin)" }
       let names = table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }

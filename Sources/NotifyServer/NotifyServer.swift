@@ -1,5 +1,6 @@
 public import DBus
 import Dispatch
+public import NotifyBridge
 import NotifyCore
 public import NotifyServerFiles
 import Synchronization
@@ -37,6 +38,8 @@ public final class NotifyServer: Sendable {
     public var saveDelay: Duration
     /// Where log lines go; standard error by default.
     public var log: @Sendable (String) -> Void
+    /// The MQTT brokers to bridge names to (`Protocol/bridge.md`); none by default.
+    public var bridges: [BridgeConfiguration] = []
 
     /// Creates a configuration.
     public init(
@@ -64,6 +67,7 @@ public final class NotifyServer: Sendable {
   /// the Swift concurrency pool.
   private let saveQueue = DispatchQueue(label: "notifyd.state-file")
   private let subscriptions = Mutex<[SignalSubscription]>([])
+  let bridging = Mutex(Bridging())
 
   init(connection: BusConnection, configuration: Configuration, records: [StateRecord]) {
     self.connection = connection
@@ -166,12 +170,14 @@ public final class NotifyServer: Sendable {
         "\(NotifydInterface.busName) is already owned by \(owner) on the bus at "
           + "\(await connection.address?.rawValue ?? "?"); is another notifyd running?")
     }
+    try await startBridges()
     let address = await connection.address?.rawValue ?? "?"
     configuration.log("serving \(NotifydInterface.busName) on \(address)")
   }
 
   /// Writes the state file if needed, gives up the name and closes the connection.
   public func stop() async {
+    stopBridges()
     await connection.unexport(at: NotifydInterface.path)
     await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
       saveQueue.async {
@@ -196,6 +202,7 @@ public final class NotifyServer: Sendable {
       $0.table.recordPost(of: name.rawValue)
       $0.statistics.postsSeen += 1
     }
+    bridgePost(name, sender: message.sender?.rawValue)
   }
 
   /// Forgets the cached identity of a connection that left the bus.

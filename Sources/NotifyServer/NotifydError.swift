@@ -16,6 +16,8 @@ public struct NotifydError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let configuration = Code(rawValue: "configuration")
     /// The state file cannot be read, moved aside or written.
     public static let stateFile = Code(rawValue: "state-file")
+    /// An MQTT bridge cannot be set up.
+    public static let bridge = Code(rawValue: "bridge")
     /// The D-Bus service file cannot be written.
     public static let serviceFile = Code(rawValue: "service-file")
   }

@@ -36,6 +36,10 @@ public enum AccessConfiguration {
       if content.last == UInt8(ascii: "\r") { content = content.dropLast() }
       let fields = content.split(whereSeparator: TextLines.isBlank)
       guard let directive = fields.first, directive.first != UInt8(ascii: "#") else { continue }
+      // `bridge` and `bridge-…` lines configure the MQTT bridge, read by NotifyBridge.
+      if directive.elementsEqual("bridge".utf8) || directive.starts(with: "bridge-".utf8) {
+        continue
+      }
       guard directive.elementsEqual("reserve".utf8) else {
         let word = String(decoding: directive, as: UTF8.self)
         throw NotifydFileError(

@@ -1,6 +1,7 @@
 public import CommandLineSupport
 import DBus
 import Dispatch
+import NotifyBridge
 import NotifyServer
 import NotifyServerFiles
 import NotifyToolsCore
@@ -33,6 +34,10 @@ public enum Notifyd {
       counters), on SIGUSR2 a detailed one that adds every access rule and name, and goes \
       on serving.
 
+      With --bridge (or bridge lines in --config), posts and state of the bridged \
+      namespaces travel through an MQTT 5 broker to the notifyds of other hosts, and \
+      theirs come back (Protocol/bridge.md). A broker that is away never stops notifyd.
+
       With --install-service, writes the D-Bus service file that starts this notifyd on \
       demand, and exits.
       """,
@@ -52,10 +57,26 @@ public enum Notifyd {
       .flag("--no-persist", abstract: "Keep state in memory only."),
       .option(
         "--config", value: "path",
-        abstract: "The access configuration: lines 'reserve PREFIX UID GID MODE'."
+        abstract:
+          "The configuration: access rules 'reserve PREFIX UID GID MODE' and MQTT bridges "
+          + "'bridge URL' with 'bridge-…' lines (Protocol/bridge.md)."
       ).with { $0.completion = .file },
       .option(
         "--max-names", value: "n", abstract: "The most names kept.", default: "100000"),
+      .option(
+        "--bridge", value: "url",
+        abstract:
+          "Bridge names to the MQTT 5 broker at mqtt://HOST[:PORT] or mqtts://HOST[:PORT] "
+          + "(Protocol/bridge.md)."),
+      .option(
+        "--bridge-namespace", value: "namespace",
+        abstract: "A namespace --bridge carries, such as group.example; repeat for more.",
+        isRepeatable: true),
+      .option("--bridge-user", value: "name", abstract: "The MQTT user name of --bridge."),
+      .option(
+        "--bridge-password-file", value: "path",
+        abstract: "The file whose first line is --bridge-user's password."
+      ).with { $0.completion = .file },
       .flag(
         "--install-service",
         abstract: "Write org.notifybus.Notify1.service for D-Bus activation, then exit."),
@@ -158,8 +179,7 @@ public enum Notifyd {
     do {
       server = try await NotifyServer.start(
         on: connection,
-        configuration: .init(
-          policy: options.policy, store: options.store, capacity: options.capacity, log: log))
+        configuration: options.serverConfiguration(log: log))
     } catch {
       await connection.close()
       throw error
@@ -178,8 +198,19 @@ public enum Notifyd {
     /// The absolute path of `--config`, read again on SIGHUP.
     var configurationPath: String?
     var capacity: Int
+    /// The MQTT bridges, from `--bridge` and from `bridge` lines of `--config`.
+    var bridges: [BridgeConfiguration] = []
     /// The options a service file passes on to the activated notifyd.
     var passOn: [String] = []
+
+    func serverConfiguration(log: @escaping @Sendable (String) -> Void)
+      -> NotifyServer.Configuration
+    {
+      var configuration = NotifyServer.Configuration(
+        policy: policy, store: store, capacity: capacity, log: log)
+      configuration.bridges = bridges
+      return configuration
+    }
 
     init(_ arguments: ParsedArguments) throws {
       if let text = arguments.value("--bus"), let given = try arguments.bus() {
@@ -223,6 +254,54 @@ public enum Notifyd {
         passOn += ["--config", absolute]
       } else {
         policy = AccessPolicy()
+      }
+      try readBridges(arguments)
+    }
+
+    /// Reads `--bridge` and its options, and the `bridge` lines of `--config`.
+    private mutating func readBridges(_ arguments: ParsedArguments) throws {
+      let passwordFile = arguments.value("--bridge-password-file").map(Self.absolute)
+      let fromOptions: BridgeConfiguration?
+      do {
+        fromOptions = try BridgeConfiguration.commandLine(
+          broker: arguments.value("--bridge"), namespaces: arguments.values("--bridge-namespace"),
+          user: arguments.value("--bridge-user"), passwordFile: passwordFile)
+      } catch {
+        throw CommandLineError.validation(error.message)
+      }
+      if let path = configurationPath {
+        bridges = try Self.loadBridges(path)
+      }
+      if let fromOptions {
+        bridges.append(fromOptions)
+        for option in ["--bridge", "--bridge-user"] {
+          if let value = arguments.value(option) { passOn += [option, value] }
+        }
+        for namespace in arguments.values("--bridge-namespace") {
+          passOn += ["--bridge-namespace", namespace]
+        }
+        if let passwordFile { passOn += ["--bridge-password-file", passwordFile] }
+      }
+      for index in bridges.indices {
+        do {
+          try bridges[index].loadSecrets()
+        } catch {
+          throw NotifydError(.configuration, error.message)
+        }
+      }
+    }
+
+    static func loadBridges(_ path: String) throws(NotifydError) -> [BridgeConfiguration] {
+      let bytes: [UInt8]
+      switch BridgeFiles.read(path) {
+      case .success(let contents): bytes = contents
+      case .failure(let error):
+        throw NotifydError(.configuration, "cannot read the configuration: \(error)")
+      }
+      do throws(BridgeError) {
+        return try BridgeConfiguration.parse(bytes, path: path)
+      } catch {
+        throw NotifydError(.configuration, error.message)
       }
     }
 

@@ -1,0 +1,158 @@
+import BusTestSupport
+import CMQTTBaseline
+import DBus
+import Dispatch
+import Notify
+import NotifyBridge
+import NotifyServer
+import Synchronization
+import SystemSupport
+
+/// A post on host A reaching a dispatch handler on host B through two notifyds bridged by
+/// one mosquitto (each host a private bus with its own `NotifyServer`), against the same
+/// MQTT hop made by two C libmosquitto clients through the same broker in the same run,
+/// and against a local post on B.
+enum BridgeSuite: BenchmarkSuite {
+  static let name = "bridge"
+  static let hopName: NotifyName = "bench.bridge.hop"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    // Unbounded broker queues: the rate run must not lose messages to a slow subscriber.
+    let broker = try MosquittoBroker(persistence: false, extraLines: ["max_queued_messages 0"])
+    let hostA = try await Host(broker: broker)
+    let hostB = try await Host(broker: broker)
+    let count = max(200, Int(2000 * scale))
+    let rateCount = max(1000, Int(10_000 * scale))
+    let rounds = 3
+    let poster = try await NotifyCenter.connect(to: .address(hostA.bus.address))
+    let localPoster = try await NotifyCenter.connect(to: .address(hostB.bus.address))
+    let receiver = try await NotifyCenter.connect(to: .address(hostB.bus.address))
+    try await warmUp(poster, receiver)
+
+    var bridge: [Double] = []
+    var local: [Double] = []
+    var c: [Double] = []
+    var bridgeRates: [Double] = []
+    var localRates: [Double] = []
+    var cRates: [Double] = []
+    for round in 0..<rounds {
+      bridge += try await NotifySuite.latency(
+        from: poster, to: receiver, name: hopName, count: count, timeout: 10)
+      local += try await NotifySuite.latency(
+        from: localPoster, to: receiver, name: hopName, count: count, timeout: 10)
+      var samples = [Double](repeating: 0, count: count)
+      guard
+        cmqtt_hop_samples(
+          "127.0.0.1", CInt(broker.port), "bench/c/hop\(round)", CInt(count), &samples)
+          == 0
+      else { throw DBusError(.failed, "the C MQTT clients failed") }
+      c += samples.dropFirst(count / 10)
+      bridgeRates.append(try await rate(poster, receiver, count: rateCount, name: "rate\(round)"))
+      localRates.append(
+        try await rate(localPoster, receiver, count: rateCount, name: "local\(round)"))
+      let cRate = cmqtt_hop_rate(
+        "127.0.0.1", CInt(broker.port), "bench/c/rate\(round)", CInt(rateCount))
+      guard cRate > 0 else { throw DBusError(.failed, "the C MQTT clients failed") }
+      cRates.append(cRate)
+    }
+    await poster.close()
+    await localPoster.close()
+    await receiver.close()
+    await hostA.stop()
+    await hostB.stop()
+    let bridged = Percentiles(bridge)
+    let baseline = Percentiles(c)
+    let cName = "C libmosquitto pub → sub"
+    let localLatency = Percentiles(local)
+    return [
+      BenchmarkRow(
+        name: "bridge hop A → B p50", unit: "µs", subject: bridged[0.5], baselineName: cName,
+        baseline: baseline[0.5], higherIsBetter: false, target: 1.3),
+      BenchmarkRow(
+        name: "bridge hop A → B p99", unit: "µs", subject: bridged[0.99], baselineName: cName,
+        baseline: baseline[0.99], higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "bridge hop A → B sustained", unit: "posts/s", subject: median(bridgeRates),
+        baselineName: cName, baseline: median(cRates), higherIsBetter: true, target: 0.8),
+      // What the bridge adds to a post: the hop minus the same post made on B itself
+      // (whose D-Bus delivery to the handler the hop also includes).
+      BenchmarkRow(
+        name: "bridge hop minus local post p50", unit: "µs",
+        subject: bridged[0.5] - localLatency[0.5], baselineName: cName, baseline: baseline[0.5],
+        higherIsBetter: false, target: 1.3),
+      BenchmarkRow(
+        name: "local post → handler on B p50", unit: "µs", subject: localLatency[0.5],
+        baselineName: cName, baseline: baseline[0.5], higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "local post → handler on B p99", unit: "µs", subject: localLatency[0.99],
+        baselineName: cName, baseline: baseline[0.99], higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "local posts on B sustained", unit: "posts/s", subject: median(localRates),
+        baselineName: cName, baseline: median(cRates), higherIsBetter: true, target: nil),
+    ]
+  }
+
+  /// One "host": a private bus and a `NotifyServer` bridging `bench.` to the broker.
+  final class Host: Sendable {
+    let bus: PrivateBus
+    let server: NotifyServer
+
+    init(broker: MosquittoBroker) async throws {
+      bus = try PrivateBus()
+      let connection = try await BusConnection.connect(to: .address(bus.address))
+      var configuration = NotifyServer.Configuration(log: { _ in })
+      configuration.bridges = [
+        BridgeConfiguration(
+          broker: try BrokerAddress(parsing: broker.url), namespaces: ["bench.bridge"])
+      ]
+      server = try await NotifyServer.start(on: connection, configuration: configuration)
+    }
+
+    func stop() async { await server.stop() }
+  }
+
+  /// Posts until B sees one: both bridges are connected and subscribed.
+  static func warmUp(_ poster: NotifyCenter, _ receiver: NotifyCenter) async throws {
+    let token = try await receiver.registerCheck(hopName)
+    _ = try receiver.check(token)
+    let deadline = MonotonicClock.now + 30_000_000_000
+    while MonotonicClock.now < deadline {
+      try poster.post(hopName)
+      try await Task.sleep(for: .milliseconds(50))
+      if try receiver.check(token) {
+        try receiver.cancel(token)
+        return
+      }
+    }
+    throw DBusError(.timeout, "the bridge did not carry a post within 30 s")
+  }
+
+  /// Posts `count` names on A as fast as the bus takes them; posts per second arriving on B.
+  static func rate(
+    _ poster: NotifyCenter, _ receiver: NotifyCenter, count: Int, name suffix: String
+  )
+    async throws -> Double
+  {
+    let name = try NotifyName("bench.bridge.\(suffix)")
+    let done = DispatchSemaphore(value: 0)
+    let finished = Atomic<Int>(0)
+    let box = Mutex<NotifyToken?>(nil)
+    let token = try await receiver.register(name, queue: DispatchQueue(label: "rate")) { token in
+      if (try? receiver.postCount(token)) ?? 0 >= UInt64(count),
+        finished.compareExchange(expected: 0, desired: MonotonicClock.now, ordering: .relaxed)
+          .exchanged
+      {
+        done.signal()
+      }
+    }
+    box.withLock { $0 = token }
+    let start = MonotonicClock.now
+    for _ in 0..<count { try poster.post(name) }
+    let waited = await Task.detached { done.wait(timeout: .now() + 120) }.value
+    try receiver.cancel(token)
+    guard waited == .success else {
+      throw DBusError(.timeout, "B saw \((try? receiver.postCount(token)) ?? 0) of \(count) posts")
+    }
+    return Double(count) / (Double(finished.load(ordering: .relaxed) - start) / 1e9)
+  }
+}

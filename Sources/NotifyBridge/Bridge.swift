@@ -1,0 +1,169 @@
+public import NotifyCore
+import Synchronization
+
+/// notifyd's bridges to MQTT brokers (`Protocol/bridge.md`): local posts and state of
+/// bridged names go to every broker whose namespaces hold them; what the brokers send is
+/// handed back to notifyd to post or restore.
+///
+/// One origin and one post counter serve all the brokers, so a post that reaches a host
+/// through two brokers carries the same stamp both times and is delivered once.
+///
+/// ```swift
+/// let bridge = try Bridge([configuration], host: Bridge.Host(...), context: context)
+/// bridge.start()
+/// bridge.post("group.example.saved")      // a local post of a bridged name
+/// bridge.stop()
+/// ```
+public final class Bridge: Sendable {
+  /// What notifyd does for the bridge.
+  public struct Host: Sendable {
+    /// Posts a name received from a broker on the local bus.
+    public var post: @Sendable (NotifyName) -> Void
+    /// Applies a state received from a broker under notifyd's restore rule (the newer
+    /// set time wins).
+    public var restoreState: @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome
+    /// The names notifyd knows, for one post each when a broker lost this bridge's
+    /// session (its queued posts are gone, so any of them may have been missed).
+    public var knownNames: @Sendable () -> [NotifyName]
+    /// Writes a log line.
+    public var log: @Sendable (String) -> Void
+
+    /// Creates a host.
+    public init(
+      post: @escaping @Sendable (NotifyName) -> Void,
+      restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
+      knownNames: @escaping @Sendable () -> [NotifyName],
+      log: @escaping @Sendable (String) -> Void
+    ) {
+      self.post = post
+      self.restoreState = restoreState
+      self.knownNames = knownNames
+      self.log = log
+    }
+  }
+
+  /// What applying a received state did.
+  public enum StateOutcome: Sendable, Equatable {
+    /// The received value is now the name's state.
+    case applied
+    /// The local value is as new or newer and the same; nothing to do.
+    case kept
+    /// The local value is newer: the bridge publishes it, so the broker's retained value
+    /// catches up.
+    case localIsNewer(UInt64, setTime: UInt64)
+    /// notifyd has no room for the name.
+    case refused
+  }
+
+  /// Facts used to derive default client identifiers.
+  public struct Context: Sendable {
+    public var hostName: String
+    public var userID: UInt32
+    public var busAddress: String
+
+    public init(hostName: String, userID: UInt32, busAddress: String) {
+      self.hostName = hostName
+      self.userID = userID
+      self.busAddress = busAddress
+    }
+  }
+
+  /// This bridge's origin, as its messages carry it.
+  public let origin: BridgeOrigin
+  let links: [BrokerLink]
+  let shared: Mutex<Shared>
+
+  struct Shared {
+    var sequence: UInt64 = 0
+    var duplicates = DuplicateFilter()
+  }
+
+  /// Creates the clients; nothing connects before ``start()``.
+  ///
+  /// - Throws: ``BridgeError`` when libmosquitto refuses a setting.
+  public init(_ configurations: [BridgeConfiguration], host: Host, context: Context)
+    throws(BridgeError)
+  {
+    origin = BridgeOrigin.random()
+    shared = Mutex(Shared())
+    var links: [BrokerLink] = []
+    for configuration in configurations {
+      links.append(try BrokerLink(configuration, host: host, context: context))
+    }
+    self.links = links
+    for link in links { link.bridge = self }
+  }
+
+  /// Starts connecting to every broker, in the background.
+  public func start() {
+    for link in links { link.start() }
+  }
+
+  /// Disconnects from every broker.
+  public func stop() {
+    for link in links { link.stop() }
+  }
+
+  /// Publishes a local post of `name` to every broker that carries it.
+  public func post(_ name: NotifyName) {
+    let carrying = links.filter { $0.configuration.scope.contains(name) }
+    guard !carrying.isEmpty else { return }
+    let message = BridgeMessage(name: name, content: .post, stamp: nextStamp())
+    for link in carrying { link.send(message) }
+  }
+
+  /// Publishes a local state of `name` (retained) to every broker that carries it.
+  public func setState(_ name: NotifyName, _ value: UInt64, setTime: UInt64) {
+    let carrying = links.filter { $0.configuration.scope.contains(name) }
+    guard !carrying.isEmpty else { return }
+    let message = BridgeMessage(
+      name: name, content: .state(value, setTime: setTime), stamp: nextStamp())
+    for link in carrying { link.send(message) }
+  }
+
+  /// Each broker's counters, in configuration order.
+  public var statistics: [BridgeStatistics] { links.map(\.statistics) }
+
+  func nextStamp() -> BridgeStamp {
+    BridgeStamp(
+      origin: origin,
+      sequence: shared.withLock {
+        $0.sequence += 1
+        return $0.sequence
+      })
+  }
+
+  /// Whether a received post is new; repeats are dropped.
+  func admit(_ stamp: BridgeStamp) -> DuplicateFilter.Verdict {
+    shared.withLock { $0.duplicates.admit(stamp) }
+  }
+}
+
+/// One broker's state and counters, for notifyd's `GetStatistics`.
+public struct BridgeStatistics: Sendable, Equatable {
+  /// The broker's URL.
+  public var broker: String
+  /// Whether the broker accepted the current connection.
+  public var connected = false
+  /// Messages published to the broker (posts and states).
+  public var published: UInt64 = 0
+  /// Posts and states received and applied.
+  public var received: UInt64 = 0
+  /// Messages held while the broker is away.
+  public var queued = 0
+  /// Messages lost: the outage queue was full, or the broker refused them (ACL).
+  public var dropped: UInt64 = 0
+  /// Received publishes that were malformed (topic, payload, properties, size, version)
+  /// or outside the bridged namespaces.
+  public var malformed: UInt64 = 0
+  /// Received posts delivered already (the same stamp twice).
+  public var duplicates: UInt64 = 0
+  /// Received messages of this very bridge (through another path), dropped.
+  public var echoes: UInt64 = 0
+  /// Publishes and subscriptions the broker refused.
+  public var refused: UInt64 = 0
+  /// Connections made, the first one included.
+  public var connections: UInt64 = 0
+  /// The last problem, for people; empty when none.
+  public var lastError = ""
+}

@@ -1,0 +1,326 @@
+import NotifyCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One broker of a ``Bridge``: its client, its outage queue and its counters.
+final class BrokerLink: Sendable {
+  let configuration: BridgeConfiguration
+  private let host: Bridge.Host
+  private let state: Mutex<LinkState>
+  private let client: Mutex<MosquittoClient?> = Mutex(nil)
+  private let owner = Mutex(Owner())
+
+  /// The bridge, held weakly: the bridge holds its links.
+  private struct Owner {
+    weak var bridge: Bridge?
+  }
+
+  struct LinkState {
+    var statistics: BridgeStatistics
+    var queue: OutageQueue
+    /// Publishes (their topics) and the broker's answers, for refusal messages.
+    var publishes = Answers<Int32>()
+    /// Subscriptions (their filters) and the broker's answers.
+    var subscriptions = Answers<[Int32]>()
+    var everConnected = false
+    /// The last log line about the connection, so a failing broker logs once per change.
+    var lastConnectionLog = ""
+    var loggedOverflow = false
+  }
+
+  /// The bridge, set once after creation (for the shared origin, counter and filter).
+  var bridge: Bridge? {
+    get { owner.withLock { $0.bridge } }
+    set { owner.withLock { $0.bridge = newValue } }
+  }
+
+  init(_ configuration: BridgeConfiguration, host: Bridge.Host, context: Bridge.Context)
+    throws(BridgeError)
+  {
+    self.configuration = configuration
+    self.host = host
+    state = Mutex(
+      LinkState(
+        statistics: BridgeStatistics(broker: configuration.broker.description),
+        queue: OutageQueue(limit: configuration.queueLimit)))
+    let settings = MosquittoClient.Settings(
+      host: configuration.broker.host, port: Int32(configuration.broker.port),
+      clientID: configuration.effectiveClientID(
+        host: context.hostName, user: context.userID, bus: context.busAddress),
+      user: configuration.user, password: configuration.password,
+      caFile: configuration.caFile, certificateFile: configuration.certificateFile,
+      keyFile: configuration.keyFile, usesTLS: configuration.broker.usesTLS,
+      keepAlive: Int32(configuration.keepAliveSeconds),
+      sessionExpiry: configuration.sessionExpirySeconds,
+      reconnectDelay: configuration.reconnectDelay)
+    let made = try MosquittoClient(settings) { [weak self] event in self?.handle(event) }
+    client.withLock { $0 = made }
+  }
+
+  private var name: String { "bridge \(configuration.broker)" }
+
+  func start() { client.withLock { $0 }?.start() }
+
+  func stop() {
+    let stopped = client.withLock { $0 }
+    stopped?.stop()
+  }
+
+  var statistics: BridgeStatistics {
+    state.withLock {
+      var statistics = $0.statistics
+      statistics.queued = $0.queue.count
+      return statistics
+    }
+  }
+
+  // MARK: - Sending
+
+  /// Publishes now when connected, else keeps the message for the reconnection.
+  func send(_ message: BridgeMessage) {
+    guard let client = client.withLock({ $0 }) else { return }
+    if state.withLock({ $0.statistics.connected }), publish(message, with: client) { return }
+    let (kept, first, connected) = state.withLock { state -> (Bool, Bool, Bool) in
+      if state.queue.add(message) { return (true, false, state.statistics.connected) }
+      state.statistics.dropped += 1
+      defer { state.loggedOverflow = true }
+      return (false, !state.loggedOverflow, state.statistics.connected)
+    }
+    if !kept && first {
+      host.log(
+        "\(name): the broker is away and \(configuration.queueLimit) names are waiting "
+          + "(bridge-queue); dropping posts and states of further names until it is back")
+    }
+    // The connection came up between the check and the queueing, after the queue was
+    // drained: send what waits now rather than at the next connection.
+    if kept && connected { flush(with: client) }
+  }
+
+  /// Publishes what waits; what libmosquitto refuses waits for the next connection.
+  private func flush(with client: MosquittoClient) {
+    let pending = state.withLock { $0.queue.drain() }
+    for message in pending where !publish(message, with: client) {
+      _ = state.withLock { $0.queue.add(message) }
+    }
+  }
+
+  private func publish(_ message: BridgeMessage, with client: MosquittoClient) -> Bool {
+    let topic = configuration.topics.topic(of: message.name, kind: message.kind)
+    switch client.publish(
+      topic: topic, payload: message.payload, retain: message.kind == .state,
+      userProperties: message.userProperties)
+    {
+    case .success(let id):
+      let early = state.withLock {
+        $0.statistics.published += 1
+        return $0.publishes.sent(id, topic)
+      }
+      if let early { answered(publishOf: topic, early) }
+      return true
+    case .failure:
+      return false
+    }
+  }
+
+  // MARK: - Events
+
+  private func handle(_ event: MosquittoClient.Event) {
+    switch event {
+    case .connected(let sessionPresent):
+      connected(sessionPresent: sessionPresent)
+    case .refused(let reason, let text):
+      var hint = ""
+      if reason == 0x86 || reason == 0x87 || reason == 0x8C {
+        hint =
+          configuration.user == nil
+          ? "; the broker may want bridge-user and bridge-password-file (\(configuration.origin))"
+          : "; check bridge-user '\(configuration.user!)' and bridge-password-file "
+            + "(\(configuration.origin))"
+      }
+      logConnection("the broker refused the connection: \(text) (reason \(reason))\(hint)")
+    case .disconnected(let text):
+      let wasConnected = state.withLock { state -> Bool in
+        let was = state.statistics.connected
+        state.statistics.connected = false
+        return was
+      }
+      logConnection(
+        wasConnected
+          ? "lost the broker (\(text)); posts wait for it (up to \(configuration.queueLimit) "
+            + "names), reconnecting"
+          : "cannot reach the broker (\(text)); retrying")
+    case .message(let topic, let payload, let properties):
+      received(topic: topic, payload: payload, properties: properties)
+    case .published(let id, let reason):
+      if let topic = state.withLock({ $0.publishes.answered(id, reason) }) {
+        answered(publishOf: topic, reason)
+      }
+    case .subscribed(let id, let reasons):
+      if let filter = state.withLock({ $0.subscriptions.answered(id, reasons) }) {
+        answered(subscriptionTo: filter, reasons)
+      }
+    }
+  }
+
+  private func answered(publishOf topic: String, _ reason: Int32) {
+    guard reason >= 0x80 else { return }
+    let count = state.withLock { state -> UInt64 in
+      state.statistics.refused += 1
+      state.statistics.dropped += 1
+      return state.statistics.refused
+    }
+    if count <= 10 || count.isMultiple(of: 1000) {
+      let text = "the broker refused to take \(topic): \(MosquittoClient.reasonText(reason))"
+      setLastError(text)
+      host.log("\(name): \(text) (refusal \(count))")
+    }
+  }
+
+  private func answered(subscriptionTo filter: String, _ reasons: [Int32]) {
+    for reason in reasons where reason >= 0x80 {
+      state.withLock { $0.statistics.refused += 1 }
+      let text =
+        "the broker refused the subscription to \(filter): \(MosquittoClient.reasonText(reason))"
+      setLastError(text)
+      host.log("\(name): \(text)")
+    }
+  }
+
+  private func connected(sessionPresent: Bool) {
+    guard let client = client.withLock({ $0 }) else { return }
+    // Messages queued from now on are flushed by their sender (see send(_:)).
+    let (reconnect, waiting) = state.withLock { state -> (Bool, Int) in
+      let again = state.everConnected
+      state.everConnected = true
+      state.statistics.connected = true
+      state.statistics.connections += 1
+      state.loggedOverflow = false
+      return (again, state.queue.count)
+    }
+    logConnection(
+      "connected to the broker as \(configuration.user.map { "'\($0)'" } ?? "an anonymous user")"
+        + (waiting == 0 ? "" : "; sending the \(waiting) waiting messages"))
+    var filters: [String] = []
+    for namespace in configuration.scope.namespaces {
+      filters.append(configuration.topics.filter(namespace: namespace, kind: .post))
+      filters.append(configuration.topics.filter(namespace: namespace, kind: .state))
+    }
+    for (id, filter) in client.subscribe(filters) {
+      if let early = state.withLock({ $0.subscriptions.sent(id, filter) }) {
+        answered(subscriptionTo: filter, early)
+      }
+    }
+    if reconnect && !sessionPresent {
+      // The broker lost the session, and with it any posts it held for us: deliver each
+      // bridged name once, as a bus restart does (Protocol/notify.md).
+      let names = host.knownNames().filter { configuration.scope.contains($0) }
+      if !names.isEmpty {
+        host.log(
+          "\(name): the broker lost this bridge's session; posting the \(names.count) "
+            + "bridged names once, since posts may have been missed")
+      }
+      for name in names { host.post(name) }
+    }
+    flush(with: client)
+  }
+
+  private func received(topic: [UInt8], payload: [UInt8], properties: [(String, String)]) {
+    let message: BridgeMessage
+    do throws(BridgeError) {
+      message = try BridgeMessage.decode(
+        topic: topic, payload: payload, userProperties: properties, map: configuration.topics)
+      guard configuration.scope.contains(message.name) else {
+        throw BridgeError(.badTopic, "'\(message.name)' is outside the bridged namespaces")
+      }
+    } catch {
+      let count = state.withLock { state -> UInt64 in
+        state.statistics.malformed += 1
+        return state.statistics.malformed
+      }
+      if count <= 10 || count.isMultiple(of: 1000) {
+        let shown = String(decoding: topic.prefix(200), as: UTF8.self)
+        let text = "dropped a publish on '\(shown)': \(error.message)"
+        setLastError(text)
+        host.log("\(name): \(text) (malformed \(count))")
+      }
+      return
+    }
+    if let stamp = message.stamp, let bridge {
+      if stamp.origin == bridge.origin {
+        state.withLock { $0.statistics.echoes += 1 }
+        return
+      }
+      if case .post = message.content, bridge.admit(stamp) == .duplicate {
+        state.withLock { $0.statistics.duplicates += 1 }
+        return
+      }
+    }
+    switch message.content {
+    case .post:
+      host.post(message.name)
+    case .state(let value, let setTime):
+      switch host.restoreState(message.name, value, setTime ?? Self.now()) {
+      case .localIsNewer(let local, let time):
+        // The broker's retained value is older than ours: bring it up to date.
+        bridge?.setState(message.name, local, setTime: time)
+      case .applied, .kept, .refused:
+        break
+      }
+    case .cleared:
+      return
+    }
+    state.withLock { $0.statistics.received += 1 }
+  }
+
+  // MARK: - Logging
+
+  private func logConnection(_ text: String) {
+    let fresh = state.withLock { state -> Bool in
+      guard state.lastConnectionLog != text else { return false }
+      state.lastConnectionLog = text
+      return true
+    }
+    if !text.hasPrefix("connected") { setLastError(text) }
+    if fresh { host.log("\(name): \(text)") }
+  }
+
+  private func setLastError(_ text: String) {
+    state.withLock { $0.statistics.lastError = text }
+  }
+
+  private static func now() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+  }
+}
+
+/// Pairs what was sent (by MQTT message id) with the broker's answer, in whichever order
+/// the two arrive: the answer can come on the network thread before `publish` returns.
+struct Answers<Reason> {
+  private var sent: [Int32: String] = [:]
+  private var early: [Int32: Reason] = [:]
+  /// Bounds both tables, should a broker never answer.
+  private static var limit: Int { 100_000 }
+
+  /// Records a sent packet; returns the answer if it came first.
+  mutating func sent(_ id: Int32, _ description: String) -> Reason? {
+    if let reason = early.removeValue(forKey: id) { return reason }
+    if sent.count >= Self.limit { sent.removeAll() }
+    sent[id] = description
+    return nil
+  }
+
+  /// Records an answer; returns what was sent if it is known already.
+  mutating func answered(_ id: Int32, _ reason: Reason) -> String? {
+    if let description = sent.removeValue(forKey: id) { return description }
+    if early.count >= Self.limit { early.removeAll() }
+    early[id] = reason
+    return nil
+  }
+}

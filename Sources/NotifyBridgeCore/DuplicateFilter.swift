@@ -1,0 +1,81 @@
+/// Remembers which posts of which bridges were delivered, so a post that arrives twice
+/// (a QoS 1 redelivery, or the same post through two brokers) is delivered once.
+///
+/// Per origin it keeps the highest sequence number seen and a window of the
+/// ``window`` numbers below it. A number below the window is delivered (a missed
+/// post is worse than a repeated one) and counted as late.
+package struct DuplicateFilter {
+  /// How far back, in sequence numbers, repeats are recognised.
+  package static let window: UInt64 = 1024
+  /// The most origins remembered; the least recently heard is forgotten first.
+  package static let maximumOrigins = 4096
+
+  private struct Track {
+    var highest: UInt64
+    /// Bit `i` of word `i / 64`: whether `highest - i` was seen.
+    var seen: [UInt64]
+    var lastUse: UInt64
+  }
+
+  private var tracks: [BridgeOrigin: Track] = [:]
+  private var clock: UInt64 = 0
+
+  /// An empty filter.
+  package init() {}
+
+  /// What ``admit(_:)`` decided.
+  package enum Verdict: Equatable, Sendable {
+    case new
+    case duplicate
+    case late
+  }
+
+  /// Records a stamp and says whether its post is new.
+  package mutating func admit(_ stamp: BridgeStamp) -> Verdict {
+    clock += 1
+    let words = Int(Self.window / 64)
+    guard var track = tracks[stamp.origin] else {
+      if tracks.count >= Self.maximumOrigins,
+        let oldest = tracks.min(by: { $0.value.lastUse < $1.value.lastUse })
+      {
+        tracks[oldest.key] = nil
+      }
+      var seen = [UInt64](repeating: 0, count: words)
+      seen[0] = 1
+      tracks[stamp.origin] = Track(highest: stamp.sequence, seen: seen, lastUse: clock)
+      return .new
+    }
+    track.lastUse = clock
+    defer { tracks[stamp.origin] = track }
+    if stamp.sequence > track.highest {
+      let shift = stamp.sequence - track.highest
+      track.seen = Self.shifted(track.seen, by: shift)
+      track.seen[0] |= 1
+      track.highest = stamp.sequence
+      return .new
+    }
+    let offset = track.highest - stamp.sequence
+    guard offset < Self.window else { return .late }
+    let word = Int(offset / 64)
+    let bit = UInt64(1) << (offset % 64)
+    if track.seen[word] & bit != 0 { return .duplicate }
+    track.seen[word] |= bit
+    return .new
+  }
+
+  /// The window moved `shift` numbers up: bit i becomes bit i + shift.
+  private static func shifted(_ seen: [UInt64], by shift: UInt64) -> [UInt64] {
+    var result = [UInt64](repeating: 0, count: seen.count)
+    guard shift < window else { return result }
+    let wordShift = Int(shift / 64)
+    let bitShift = shift % 64
+    for index in stride(from: seen.count - 1, through: wordShift, by: -1) {
+      var value = seen[index - wordShift] << bitShift
+      if bitShift > 0 && index - wordShift - 1 >= 0 {
+        value |= seen[index - wordShift - 1] >> (64 - bitShift)
+      }
+      result[index] = value
+    }
+    return result
+  }
+}

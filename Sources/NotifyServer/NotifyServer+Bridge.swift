@@ -1,0 +1,150 @@
+import DBus
+import NotifyBridge
+import NotifyCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// What the server keeps for its MQTT bridges.
+struct Bridging {
+  var bridge: Bridge?
+  /// The server's own unique name: `Posted` signals it sent are never published again
+  /// (they are mediated posts, published when made, or posts that came from a broker).
+  var ownName = ""
+}
+
+extension NotifyServer {
+  /// Starts the bridges of the configuration, if any; they connect in the background.
+  func startBridges() async throws(NotifydError) {
+    guard !configuration.bridges.isEmpty else { return }
+    let own = await connection.uniqueName?.rawValue ?? ""
+    bridging.withLock { $0.ownName = own }
+    _ = await connection.addStateObserver { [weak self] state in
+      if case .connected(let unique) = state {
+        self?.bridging.withLock { $0.ownName = unique.rawValue }
+      }
+    }
+    var hostName = [CChar](repeating: 0, count: 256)
+    gethostname(&hostName, hostName.count - 1)
+    let context = Bridge.Context(
+      hostName: String(
+        decoding: hostName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+      userID: getuid(),
+      busAddress: await connection.address?.rawValue ?? "")
+    let log = configuration.log
+    let host = Bridge.Host(
+      post: { [weak self] name in self?.postFromBridge(name) },
+      restoreState: { [weak self] name, value, time in
+        self?.restoreFromBridge(name, value, setTime: time) ?? .refused
+      },
+      knownNames: { [weak self] in
+        self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
+      },
+      log: log)
+    let bridge: Bridge
+    do {
+      bridge = try Bridge(configuration.bridges, host: host, context: context)
+    } catch {
+      throw NotifydError(.bridge, "cannot set up the bridge: \(error.message)")
+    }
+    bridging.withLock { $0.bridge = bridge }
+    for link in configuration.bridges {
+      log(
+        "bridging \(link.scope.namespaces.map(\.rawValue).joined(separator: ", ")) through "
+          + "\(link.broker) (topics \(link.topics.prefix)/post/…, \(link.topics.prefix)/state/…)")
+    }
+    bridge.start()
+  }
+
+  /// Disconnects the bridges.
+  func stopBridges() {
+    let bridge = bridging.withLock { slot -> Bridge? in
+      defer { slot.bridge = nil }
+      return slot.bridge
+    }
+    bridge?.stop()
+  }
+
+  /// Publishes a `Posted` signal seen on the bus, unless this server sent it.
+  func bridgePost(_ name: NotifyName, sender: String?) {
+    guard let bridge = bridging.withLock({ $0.ownName == sender ? nil : $0.bridge }) else {
+      return
+    }
+    bridge.post(name)
+  }
+
+  /// Publishes a mediated post or a state change.
+  func bridgeMediatedPost(_ name: NotifyName) {
+    bridging.withLock { $0.bridge }?.post(name)
+  }
+
+  func bridgeState(_ name: NotifyName, _ value: UInt64, setTime: UInt64) {
+    bridging.withLock { $0.bridge }?.setState(name, value, setTime: setTime)
+  }
+
+  /// Posts a name a broker sent, from the server's own connection, so receivers in
+  /// mediated mode accept it too.
+  func postFromBridge(_ name: NotifyName) {
+    let (sequence, nameSequence) = state.withLock { state in
+      state.postSequence += 1
+      return (state.postSequence, state.postCounts.next(for: name))
+    }
+    try? connection.send(
+      NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
+  }
+
+  /// Applies a state a broker sent: the later set time wins; at the same time, the larger
+  /// value, so that every host settles on the same one.
+  func restoreFromBridge(_ name: NotifyName, _ value: UInt64, setTime time: UInt64)
+    -> Bridge.StateOutcome
+  {
+    let outcome = state.withLock { state -> Bridge.StateOutcome in
+      if let entry = state.table.entries[name.rawValue], entry.hasState {
+        if entry.setTime == time && entry.state == value { return .kept }
+        if entry.setTime > time || (entry.setTime == time && entry.state > value) {
+          return .localIsNewer(entry.state, setTime: entry.setTime)
+        }
+      }
+      guard state.table.setState(value, of: name.rawValue, at: time) else { return .refused }
+      state.statistics.restores += 1
+      return .applied
+    }
+    if outcome == .applied { scheduleSave() }
+    return outcome
+  }
+
+  /// The status dump's lines for the bridges: one per broker.
+  func bridgeStatusLines() -> [String] {
+    (bridging.withLock { $0.bridge }?.statistics ?? []).map { row in
+      "status: bridge \(row.broker) \(row.connected ? "connected" : "disconnected") "
+        + "published \(row.published) received \(row.received) queued \(row.queued) "
+        + "dropped \(row.dropped) malformed \(row.malformed) duplicates \(row.duplicates) "
+        + "echoes \(row.echoes) refused \(row.refused) connections \(row.connections)"
+    }
+  }
+
+  /// `GetStatistics`' `Bridges` entry: one dictionary per broker.
+  func bridgeStatistics() -> DBusValue {
+    let rows = (bridging.withLock { $0.bridge }?.statistics ?? []).map { row -> DBusValue in
+      .dictionary([
+        "Broker": .string(row.broker),
+        "Connected": .boolean(row.connected),
+        "Published": .uint64(row.published),
+        "Received": .uint64(row.received),
+        "Queued": .uint32(UInt32(clamping: row.queued)),
+        "Dropped": .uint64(row.dropped),
+        "Malformed": .uint64(row.malformed),
+        "Duplicates": .uint64(row.duplicates),
+        "Echoes": .uint64(row.echoes),
+        "Refused": .uint64(row.refused),
+        "Connections": .uint64(row.connections),
+        "LastError": .string(row.lastError),
+      ])
+    }
+    return .array(elementType: "a{sv}", rows)
+  }
+}

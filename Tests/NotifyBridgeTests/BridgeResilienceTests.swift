@@ -1,0 +1,243 @@
+import BusTestSupport
+import DBus
+import Notify
+import SystemSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The broker goes away, tools that no one here wrote talk to the bridge, rogue clients
+/// send garbage, and the broker refuses logins and topics.
+@Suite(
+  .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .serialized,
+  .timeLimit(.minutes(3)))
+struct BridgeResilienceTests {
+  func host(_ broker: MosquittoBroker, _ extra: [String] = [], wait: Bool = true) async throws
+    -> BridgedHost
+  {
+    try await BridgedHost(
+      ["--bridge", broker.url, "--bridge-namespace", "group.example"] + extra,
+      waitForBridges: wait)
+  }
+
+  /// A configuration file with fast reconnection (the first retry after 1 s, at most 2 s).
+  func fastReconnect(_ broker: MosquittoBroker, _ lines: [String] = []) -> String {
+    let path = broker.directory + "/notify-\(MosquittoBroker.uniqueSuffix()).conf"
+    writeText(
+      path,
+      (["bridge \(broker.url)", "bridge-namespace group.example", "bridge-reconnect 1 2"] + lines)
+        .joined(separator: "\n") + "\n")
+    return path
+  }
+
+  @Test func afterABrokerRestartDeliveryResumesAndNothingIsLost() async throws {
+    let broker = try MosquittoBroker(persistence: true)
+    let a = try await BridgedHost(["--config", fastReconnect(broker)])
+    let b = try await BridgedHost(["--config", fastReconnect(broker)])
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    broker.stop()
+    try await a.waitUntilConnected(false)
+    // While the broker is away: posts (one name twice) and a state are kept, and notifyd
+    // keeps serving its own bus.
+    for name in ["group.example.during1", "group.example.during2", "group.example.during1"] {
+      try await a.post(try NotifyName(name))
+    }
+    try await a.setState("group.example.during", 9)
+    #expect(try await a.state("group.example.during") == 9)
+    _ = try await a.waitForCounter("Queued", atLeast: 3)
+    #expect(try await a.counter("Queued") == 3, "two names coalesced and one state")
+    #expect(a.log.contains("lost the broker"), "\(a.log)")
+    try broker.start()
+    try await a.waitUntilConnected()
+    try await b.waitUntilConnected()
+    #expect(
+      await b.waitForPosts(["group.example.during1", "group.example.during2"]),
+      "\(b.posted)\nA: \(a.log)\nB: \(b.log)\nbroker: \(broker.log)")
+    #expect(try await b.waitForState("group.example.during", 9) == 9)
+    try await a.post("group.example.after")
+    #expect(await b.waitForPosts(["group.example.after"]))
+    #expect(try await a.counter("Queued") == 0)
+    #expect(try await a.counter("Dropped") == 0)
+    #expect(try await a.counter("Connections") == 2)
+  }
+
+  @Test func aBrokerThatLostItsSessionsGetsEveryKnownNamePostedOnce() async throws {
+    let broker = try MosquittoBroker(persistence: false)
+    let a = try await BridgedHost(["--config", fastReconnect(broker)])
+    let b = try await BridgedHost(["--config", fastReconnect(broker)])
+    try await a.post("group.example.known")
+    #expect(await b.waitForPosts(["group.example.known"]))
+    broker.stop()
+    try await b.waitUntilConnected(false)
+    try broker.start()
+    try await b.waitUntilConnected()
+    // B cannot know what it missed while its session was gone: one post of each bridged name.
+    let deadline = ContinuousClock.now + .seconds(10)
+    while b.count("group.example.known") < 2 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(b.count("group.example.known") == 2, "\(b.posted)")
+    #expect(b.log.contains("lost this bridge's session"), "\(b.log)")
+    _ = a
+  }
+
+  @Test func postsMadeWhileANotifydWasDownReachItWhenItComesBack() async throws {
+    let broker = try MosquittoBroker()
+    let a = try await host(broker)
+    let b = try await host(broker)
+    try await b.stop()
+    // The broker keeps B's session (same client identifier, session expiry) and queues
+    // the posts for it.
+    try await a.post("group.example.while-away")
+    try await Task.sleep(for: .milliseconds(300))
+    try await b.start()
+    #expect(await b.waitForPosts(["group.example.while-away"]), "\(b.log)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(b.count("group.example.while-away") == 1)
+  }
+
+  @Test func aFullOutageQueueDropsAndSaysSo() async throws {
+    let broker = try MosquittoBroker()
+    let a = try await BridgedHost(["--config", fastReconnect(broker, ["bridge-queue 2"])])
+    broker.stop()
+    try await a.waitUntilConnected(false)
+    for index in 1...5 { try await a.post(try NotifyName("group.example.q\(index)")) }
+    #expect(try await a.waitForCounter("Dropped", atLeast: 3) == 3)
+    #expect(try await a.counter("Queued") == 2)
+    #expect(a.log.contains("2 names are waiting (bridge-queue)"), "\(a.log)")
+  }
+
+  @Test func mosquittoPubPostsAndSetsStateAndMosquittoSubWatches() async throws {
+    let broker = try MosquittoBroker()
+    let b = try await host(broker)
+    // Post: an empty payload (or "1") on the name's post topic.
+    let posted = try broker.publish(["-t", "notifybus/post/group/example/from-tool", "-n"])
+    #expect(posted.status == 0, "\(posted)")
+    #expect(await b.waitForPosts(["group.example.from-tool"]))
+    let escaped = try broker.publish(["-t", "notifybus/post/group/example/a%2Fb", "-m", "1"])
+    #expect(escaped.status == 0)
+    #expect(await b.waitForPosts(["group.example.a/b"]))
+    // State: "1 STATE", retained.
+    let set = try broker.publish(["-r", "-t", "notifybus/state/group/example/volume", "-m", "1 11"])
+    #expect(set.status == 0)
+    #expect(try await b.waitForState("group.example.volume", 11) == 11)
+    // Watching: what a post and a state of B look like to mosquitto_sub.
+    let watcher = try broker.subscriber([
+      "-t", "notifybus/post/group/example/to-tool", "-t", "notifybus/state/group/example/watched",
+      "-v", "-C", "2",
+    ])
+    defer {
+      watcher.kill(SIGKILL)
+      watcher.wait()
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    let before = try await b.counter("Published")
+    try await b.post("group.example.to-tool")
+    try await b.setState("group.example.watched", 5)
+    let first = watcher.readLine(milliseconds: 10_000) ?? ""
+    let second = watcher.readLine(milliseconds: 10_000) ?? ""
+    let lines = [first, second].sorted()
+    #expect(lines.count == 2)
+    #expect(lines.contains("notifybus/post/group/example/to-tool 1"), "\(lines)")
+    #expect(
+      lines.contains { $0.hasPrefix("notifybus/state/group/example/watched 1 5 ") },
+      "\(lines)")
+    #expect(try await b.counter("Published") == before + 2)
+  }
+
+  @Test func malformedPublishesAreDroppedCountedAndSurvived() async throws {
+    let broker = try MosquittoBroker()
+    let b = try await host(broker)
+    let huge = broker.directory + "/huge"
+    writeText(huge, String(repeating: "x", count: 300_000))
+    let rogue: [[String]] = [
+      ["-t", "notifybus/post/group/example/x", "-m", "hello"],
+      ["-t", "notifybus/post/group/example/x", "-m", "2"],
+      ["-t", "notifybus/state/group/example/x", "-m", "1 twelve"],
+      ["-t", "notifybus/state/group/example/x", "-m", "1 99999999999999999999"],
+      ["-t", "notifybus/post/group/example/x", "-f", huge],
+      ["-t", "notifybus/post/group/example/%zz", "-n"],
+      ["-t", "notifybus/post/group/example/a.b", "-n"],
+      [
+        "-t", "notifybus/post/group/example/x", "-n", "-D", "publish", "user-property",
+        "notifybus-origin", "not-hex",
+      ],
+    ]
+    for arguments in rogue {
+      let result = try broker.publish(arguments)
+      #expect(result.status == 0, "\(arguments): \(result)")
+    }
+    #expect(
+      try await b.waitForCounter("Malformed", atLeast: UInt64(rogue.count)) == UInt64(rogue.count))
+    #expect(b.isRunning)
+    #expect(b.count("group.example.x") == 0)
+    #expect(try await b.state("group.example.x") == 0)
+    #expect(
+      b.log.contains(
+        "dropped a publish on 'notifybus/post/group/example/x': the payload is 300000 bytes"),
+      "\(b.log)")
+    #expect(b.log.contains("a '%' not followed by two hex digits"), "\(b.log)")
+    // The bridge still works.
+    _ = try broker.publish(["-t", "notifybus/post/group/example/fine", "-n"])
+    #expect(await b.waitForPosts(["group.example.fine"]))
+  }
+
+  @Test func aRefusedLoginIsLoggedAndNotifydKeepsServing() async throws {
+    let broker = try MosquittoBroker(users: ["alice": "right"])
+    let password = broker.directory + "/wrong"
+    writeText(password, "wrong\n")
+    let a = try await host(
+      broker, ["--bridge-user", "alice", "--bridge-password-file", password], wait: false)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !a.log.contains("refused the connection") && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(a.log.contains("the broker refused the connection: "), "\(a.log)")
+    #expect(a.log.contains("check bridge-user 'alice' and bridge-password-file"), "\(a.log)")
+    try await a.setState("group.example.local", 3)
+    #expect(try await a.state("group.example.local") == 3)
+    let row = try #require(try await a.bridges().first)
+    #expect(row["Connected"]?.boolValue == false)
+    #expect(row["LastError"]?.stringValue?.contains("refused") == true)
+  }
+
+  @Test func theBrokersACLRefusesWhatItShouldWithAClearLog() async throws {
+    let acl = """
+      user alice
+      topic readwrite notifybus/post/group/example/#
+      topic readwrite notifybus/state/group/example/#
+      topic read notifybus/post/group/readonly/#
+      topic read notifybus/state/group/readonly/#
+
+      """
+    let broker = try MosquittoBroker(users: ["alice": "s3cret", "bob": "other"], acl: acl)
+    let password = broker.directory + "/alice"
+    writeText(password, "s3cret\n")
+    let configuration = broker.directory + "/notify.conf"
+    writeText(
+      configuration,
+      """
+      bridge \(broker.url)
+      bridge-namespace group.example group.readonly
+      bridge-user alice
+      bridge-password-file alice
+
+      """)
+    let a = try await BridgedHost(["--config", configuration])
+    let b = try await BridgedHost(["--config", configuration])
+    try await a.post("group.readonly.attempt")
+    try await a.post("group.example.allowed")
+    #expect(await b.waitForPosts(["group.example.allowed"]))
+    #expect(try await a.waitForCounter("Refused", atLeast: 1) == 1)
+    #expect(
+      a.log.contains(
+        "the broker refused to take notifybus/post/group/readonly/attempt: Not authorized"),
+      "\(a.log)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(b.count("group.readonly.attempt") == 0)
+    #expect(try await a.counter("Dropped") == 1)
+  }
+}

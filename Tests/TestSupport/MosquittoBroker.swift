@@ -1,0 +1,190 @@
+import Synchronization
+package import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A `mosquitto` broker of a test's own, on a free 127.0.0.1 port, with a generated
+/// configuration in a fresh temporary directory; killed when the value is released.
+///
+/// ``stop()`` and ``start()`` restart it on the same port (with `persistence`, keeping
+/// sessions and retained messages across the restart, as a real broker would).
+package final class MosquittoBroker: Sendable {
+  /// The temporary directory holding the configuration, log and database.
+  package let directory: String
+  /// The TCP port on 127.0.0.1.
+  package let port: Int
+  /// The broker URL, for `notifyd --bridge`.
+  package var url: String { "mqtt://127.0.0.1:\(port)" }
+  private let daemon = Mutex<Subprocess?>(nil)
+
+  /// Whether `mosquitto` is installed, for `.enabled(if:)`.
+  package static var isAvailable: Bool {
+    access("/usr/sbin/mosquitto", X_OK) == 0 || access("/usr/bin/mosquitto", X_OK) == 0
+  }
+
+  /// The path of the broker executable.
+  private static var executable: String {
+    access("/usr/sbin/mosquitto", X_OK) == 0 ? "/usr/sbin/mosquitto" : "/usr/bin/mosquitto"
+  }
+
+  /// Creates a directory, writes the configuration and starts the broker.
+  ///
+  /// - Parameters:
+  ///   - users: User names and passwords; when given, anonymous clients are refused.
+  ///   - acl: The text of an ACL file (`user NAME` / `topic read|write|readwrite T`).
+  ///   - persistence: Keep sessions and retained messages across ``stop()``/``start()``.
+  ///   - extraLines: More lines for `mosquitto.conf`.
+  package init(
+    users: [String: String] = [:], acl: String? = nil, persistence: Bool = true,
+    extraLines: [String] = []
+  ) throws {
+    var template = Array("/tmp/notifybus-mqtt-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw Errno.current }
+    directory = String(cString: made)
+    port = try Self.freePort()
+    var lines = [
+      "listener \(port) 127.0.0.1",
+      "log_dest stderr",
+      "log_type error",
+      "log_type warning",
+      "log_type notice",
+      "log_type information",
+      "connection_messages true",
+    ]
+    // Started as root, mosquitto would switch to the user `mosquitto`, which cannot read
+    // this directory.
+    if getuid() == 0 { lines.append("user root") }
+    if persistence {
+      lines += ["persistence true", "persistence_location \(directory)/", "autosave_interval 1"]
+    }
+    if users.isEmpty {
+      lines.append("allow_anonymous true")
+    } else {
+      let passwords = directory + "/passwords"
+      Self.write(passwords, "")
+      for (user, password) in users.sorted(by: { $0.key < $1.key }) {
+        let result = try Products.runCommand(
+          "/usr/bin/mosquitto_passwd", ["-b", passwords, user, password])
+        guard result.status == 0 else {
+          throw BrokerError(message: "mosquitto_passwd failed: \(result)")
+        }
+      }
+      lines += ["allow_anonymous false", "password_file \(passwords)"]
+    }
+    if let acl {
+      Self.write(directory + "/acl", acl)
+      lines.append("acl_file \(directory)/acl")
+    }
+    lines += extraLines
+    Self.write(directory + "/mosquitto.conf", lines.joined(separator: "\n") + "\n")
+    try start()
+  }
+
+  deinit {
+    stop(signal: SIGKILL)
+    Subprocess.removeTree(directory)
+  }
+
+  /// Starts the broker (again); returns once it accepts connections.
+  package func start() throws {
+    try daemon.withLock { slot throws in
+      let process = try Subprocess.spawn(
+        Self.executable, arguments: ["-c", directory + "/mosquitto.conf"],
+        captureOutput: false, errorFile: directory + "/mosquitto.log")
+      slot = process
+    }
+    let deadline = MonotonicClock.now + 10_000_000_000
+    while MonotonicClock.now < deadline {
+      if Self.accepts(port) { return }
+      usleep(20_000)
+    }
+    throw BrokerError(message: "mosquitto did not accept connections on \(port): \(log)")
+  }
+
+  /// Stops the broker: `SIGTERM` by default, which saves its database.
+  package func stop(signal: CInt = SIGTERM) {
+    daemon.withLock { slot in
+      guard let process = slot else { return }
+      process.kill(signal)
+      if process.wait(milliseconds: 10_000) == nil {
+        process.kill(SIGKILL)
+        process.wait()
+      }
+      slot = nil
+    }
+  }
+
+  /// What the broker logged.
+  package var log: String {
+    (try? Products.runCommand("cat", [directory + "/mosquitto.log"]).output) ?? ""
+  }
+
+  /// Runs `mosquitto_pub` against this broker (MQTT 5) with `arguments` after the port.
+  package func publish(_ arguments: [String]) throws -> Products.Result {
+    try Products.runCommand(
+      "/usr/bin/mosquitto_pub", ["-V", "mqttv5", "-h", "127.0.0.1", "-p", String(port)] + arguments)
+  }
+
+  /// Starts `mosquitto_sub` against this broker (MQTT 5) with `arguments` after the port.
+  package func subscriber(_ arguments: [String]) throws -> Subprocess {
+    try Subprocess.spawn(
+      "/usr/bin/mosquitto_sub",
+      arguments: ["-V", "mqttv5", "-h", "127.0.0.1", "-p", String(port)] + arguments)
+  }
+
+  // MARK: - Ports
+
+  /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick).
+  package static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw Errno.current }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0 else { throw Errno.current }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  /// Whether something accepts TCP connections on 127.0.0.1:`port`.
+  package static func accepts(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+      }
+    }
+  }
+
+  private static func write(_ path: String, _ text: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    _ = Array(text.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+  }
+}
+
+/// Why a test broker could not be set up.
+package struct BrokerError: Error, CustomStringConvertible {
+  package var message: String
+  package var description: String { message }
+}

@@ -96,8 +96,9 @@ let package = Package(
     ///
     /// No IPC.
     .target(name: "PropertyLists"),
-    /// Argument parsing, help, errors and exit codes for every executable, in the
-    /// swift-argument-parser style.
+    /// Argument parsing (subcommands, Darwin's ordered syntax), help, errors, exit codes,
+    /// manual pages and shell completion for every executable, in the swift-argument-parser
+    /// style.
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
@@ -175,7 +176,8 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
-    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
+    /// What the tools share (the version, `--bus`, the bus's ENVIRONMENT and FILES entries),
+    /// and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
     /// What notifyd's MQTT bridge reads and writes: names to topics, the payload codec,
@@ -207,20 +209,25 @@ let package = Package(
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
-      dependencies: [
-        "DBus", "Notify", "NotifyServerFiles", "NotifyBridge", "CommandLineSupport",
-        "SystemSupport",
-      ]
+      dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "NotifyBridge", "SystemSupport"]
     ),
     /// What the share-extension and read-later examples do, as testable library code.
     .target(
       name: "HandoffExamples",
       dependencies: [
-        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
-        "SystemSupport",
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
+        "NotifyToolsCore", "CSQLite", "SystemSupport",
       ],
       path: "Examples/HandoffExamples",
       resources: [.copy("Manifests")]
+    ),
+    /// notifyd's command line: options, signals and the run loop around ``NotifyServer``.
+    .target(
+      name: "NotifydTool",
+      dependencies: [
+        "NotifyServer", "NotifyServerFiles", "NotifyToolsCore", "DBus", "CommandLineSupport",
+        "SystemSupport",
+      ]
     ),
 
     // MARK: - Tools
@@ -239,14 +246,14 @@ let package = Package(
     /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
     .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
-    .executableTarget(name: "notifyd", dependencies: ["NotifyServer", "CommandLineSupport"]),
+    .executableTarget(name: "notifyd", dependencies: ["NotifydTool", "CommandLineSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
     /// The README's first command: a signal round trip on the embedded bus.
     .executableTarget(
       name: "notifybus-demo",
-      dependencies: ["DBus"],
+      dependencies: ["DBus", "CommandLineSupport", "NotifyToolsCore", "SystemSupport"],
       path: "Examples/SignalDemo"
     ),
     /// `share-extension --url U --title T --image P`: the extension, with its Info.plists.
@@ -285,8 +292,9 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CDBus", "CSQLite",
-        "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge", "CMQTTBaseline",
+        "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
+        "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
+        "CMQTTBaseline",
       ],
       path: "Benchmarks/notifybus-bench"
     ),

@@ -1,6 +1,6 @@
 import DBus
-import Notify
 import NotifyBridge
+import NotifyCore
 import Synchronization
 
 #if canImport(Glibc)

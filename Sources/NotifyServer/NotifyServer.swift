@@ -1,7 +1,7 @@
 public import DBus
 import Dispatch
-import Notify
 public import NotifyBridge
+import NotifyCore
 public import NotifyServerFiles
 import Synchronization
 

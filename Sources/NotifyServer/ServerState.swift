@@ -1,4 +1,4 @@
-import Notify
+import NotifyCore
 
 /// Everything `notifyd` changes while serving, kept under one lock.
 struct ServerState {

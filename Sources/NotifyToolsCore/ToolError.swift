@@ -33,5 +33,7 @@ public struct ToolError: Error, CustomStringConvertible {
     public static var busUnreachable: Code { .init(rawValue: "busUnreachable") }
     /// notifyd refused the request, did not answer, or is not running.
     public static var serviceFailed: Code { .init(rawValue: "serviceFailed") }
+    /// An App Group container could not be opened (the examples).
+    public static var containerUnavailable: Code { .init(rawValue: "containerUnavailable") }
   }
 }

@@ -26,45 +26,60 @@ struct ToolTests {
       captureError: true)
   }
 
+  // The tests are synchronous and block their own thread: an asynchronous test could not
+  // resume while other suites' blocking tests hold every thread of the concurrency pool (two
+  // on a two-core machine), and its watchers would time out meanwhile.
+
+  /// Reads a child's output to its end and waits for it to exit.
+  func finish(_ process: Subprocess, milliseconds: Int = 10_000) -> (
+    output: String, error: String, termination: Subprocess.Termination
+  ) {
+    let (output, error) = process.readToEnd(milliseconds: milliseconds)
+    return (output, error, process.wait())
+  }
+
   /// Waits until the bus has a match rule from someone other than the bus itself, so a
   /// watcher started in the background is ready.
-  func waitForWatchers(_ count: Int = 1) async throws {
-    let connection = try await BusConnection.connect(to: .address(bus.address))
-    defer { Task { await connection.close() } }
-    try await waitUntil(every: .milliseconds(20)) {
-      let reply = try await connection.call(
+  func waitForWatchers(_ count: Int = 1) throws {
+    let connection = try OneShotConnection(to: .address(bus.address))
+    // Generous: a loaded machine can take many seconds to start a debug build.
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline {
+      let reply = try connection.call(
         .methodCall(
           destination: .bus, path: "/org/freedesktop/DBus",
           interface: "org.freedesktop.DBus.Debug.Stats", member: "GetStats"))
       let stats = reply.body.first?.stringDictionary ?? [:]
-      return Int(stats["MatchRules"]?.uint64Value ?? 0) >= count
+      if Int(stats["MatchRules"]?.uint64Value ?? 0) >= count { return }
+      usleep(20_000)
     }
+    Issue.record("fewer than \(count) match rules after 60 s: the watchers did not start")
   }
 
-  @Test func postReachesWatchAndWatchExitsAfterCount() async throws {
+  @Test func postReachesWatchAndWatchExitsAfterCount() throws {
     let watch = try start(
       "notify-watch",
       ["--count", "2", "--timeout", "20", "group.example.saved", "--prefix", "group.other"])
-    try await waitForWatchers(2)
+    try waitForWatchers(2)
     let post = try Products.run(
       "notify-post", ["group.example.saved", "group.other.thing"], environment: environment)
     #expect(post.status == 0, "\(post)")
     #expect(post.output.isEmpty && post.error.isEmpty)
-    let (output, error) = watch.readToEnd(milliseconds: 10_000)
-    #expect(watch.wait() == .exited(0), "\(error)")
+    let (output, error, termination) = finish(watch)
+    #expect(termination == .exited(0), "\(error)")
     #expect(output == "group.example.saved\ngroup.other.thing\n")
   }
 
-  @Test func watchPrintsJSONAndVerbose() async throws {
+  @Test func watchPrintsJSONAndVerbose() throws {
     let json = try start("notify-watch", ["--json", "--count", "1", "--timeout", "20", "a.b"])
     let verbose = try start("notify-watch", ["-v", "--count", "1", "--timeout", "20", "a.b"])
-    try await waitForWatchers(2)
+    try waitForWatchers(2)
     _ = try Products.run("notify-post", ["a.b"], environment: environment)
-    let jsonLine = json.readToEnd(milliseconds: 10_000).output
+    let jsonLine = finish(json).output
     #expect(jsonLine.hasPrefix("{\"name\":\"a.b\",\"time\":"), "\(jsonLine)")
     #expect(jsonLine.contains("\"sequence\":1,\"resynchronization\":false}\n"))
     #expect(jsonLine.contains("\"sender\":\":1."))
-    let verboseLine = verbose.readToEnd(milliseconds: 10_000).output
+    let verboseLine = finish(verbose).output
     // [token] sec.mmm name state type; no notifyd, so the state is a failure code.
     let fields = verboseLine.split(separator: " ")
     #expect(fields.first?.hasPrefix("[") == true, "\(verboseLine)")
@@ -92,12 +107,136 @@ struct ToolTests {
     (["notifyutil", "-p"], "Error: Missing value for '-p <key>'"),
     (["notifyutil", "-s", "a.b", "ten"], "Error: The value 'ten' is invalid for '-s <key> <val>'"),
     (["notifyutil", "--bus", "nowhere"], "Error: --bus: invalid D-Bus address 'nowhere'"),
+    // Issue 11 item 4: huge timeouts are refused, not a crash converting them.
+    (
+      ["notify-watch", "--timeout", "1e300", "x"],
+      "Error: The value '1e300' is invalid for '--timeout <seconds>': must be at most 1000000000 seconds"
+    ),
+    (
+      ["readlater", "watch", "--timeout", "9.3e15"],
+      "Error: The value '9.3e15' is invalid for '--timeout <seconds>': must be at most 1000000000 seconds"
+    ),
+    // Issue 11 item 9: --count 0 is a usage error.
+    (
+      ["notify-watch", "--count", "0", "x"],
+      "Error: The value '0' is invalid for '--count <n>': must be at least 1"
+    ),
+    (
+      ["readlater", "watch", "--count", "0"],
+      "Error: The value '0' is invalid for '--count <n>': must be at least 1"
+    ),
+    // Issue 11 item 8: the examples' arguments are usage errors naming the option.
+    (
+      ["share-extension", "--url", "https://example.com/", "--notification", ""],
+      "Error: --notification: invalid notification name '': it is empty"
+    ),
+    (
+      ["share-extension", "--url", "https://example.com/", "--group", "../../etc"],
+      "Error: --group: Invalid group identifier '../../etc'"
+    ),
+    (["readlater", "list", "--group", ""], "Error: --group: Invalid group identifier ''"),
+    (["readlater", "lsit"], "Error: Unknown subcommand 'lsit'. Did you mean 'list'?"),
+    (
+      ["notify-post", "--generate-completion-script", "tcsh"],
+      "Error: The value 'tcsh' is invalid for '--generate-completion-script <shell>'. Please "
+        + "provide one of 'bash', 'zsh' or 'fish'."
+    ),
+    (
+      ["readlater", "watch", "--cuont", "1"],
+      "Error: Unknown option '--cuont'. Did you mean '--count'?"
+    ),
   ])
   func badUsageExits64NamingTheProblem(_ command: [String], _ message: String) throws {
     let result = try Products.run(command[0], Array(command.dropFirst()), environment: environment)
     #expect(result.status == 64, "\(result)")
     #expect(result.error.contains(message), "\(result)")
+    #expect(!result.error.contains("Error("), "an internal type name: \(result)")
     #expect(result.output.isEmpty)
+  }
+
+  /// Issue 11 item 10: an argument that is not UTF-8 is refused, never read as U+FFFD.
+  @Test(arguments: [
+    ("notify-post", [String](), "The argument 'a\\xFFb' is not valid UTF-8"),
+    ("notifyutil", ["-p"], "The value 'a\\xFFb' for '-p' is not valid UTF-8"),
+    ("share-extension", ["--url"], "The value 'a\\xFFb' for '--url' is not valid UTF-8"),
+  ])
+  func invalidUTF8IsAUsageError(_ tool: String, _ before: [String], _ message: String) throws {
+    // A Swift string cannot hold the byte, so the shell makes it.
+    let result = try Products.runCommand(
+      "sh", ["-c", #""$0" "$@" "$(printf 'a\377b')""#, Products.path(tool)] + before,
+      environment: environment)
+    #expect(result.status == 64, "\(result)")
+    #expect(result.error.hasPrefix("Error: \(message)\n"), "\(result)")
+    #expect(!result.error.contains("\u{FFFD}"))
+  }
+
+  /// Issue 17 item 6: `postCount` counts this watcher's posts from 1.
+  @Test func watchJSONCountsPostsFromOne() throws {
+    let json = try start("notify-watch", ["--json", "--count", "1", "--timeout", "20", "c.d"])
+    try waitForWatchers()
+    _ = try Products.run("notify-post", ["c.d"], environment: environment)
+    let line = finish(json).output
+    #expect(line.contains("\"postCount\":1,"), "\(line)")
+  }
+
+  /// Issue 17 item 7: on an explicit --bus that goes away, notify-watch says so, keeps
+  /// running, reconnects when the bus is back and says that too, as its manual page says.
+  @Test func watchOnAnExplicitBusLogsTheLossAndTheReconnect() throws {
+    let log = bus.directory + "/watch.log"
+    var merged = Products.currentEnvironment()
+    merged["DBUS_SESSION_BUS_ADDRESS"] = ""
+    merged["NOTIFYBUS_BUS_ADDRESS"] = ""
+    let watch = try Subprocess.spawn(
+      Products.path("notify-watch"), arguments: ["--bus", bus.address.rawValue, "e.f"],
+      environment: merged, captureOutput: true, errorFile: log)
+    defer {
+      watch.kill()
+      watch.wait()
+    }
+    try waitForWatchers()
+    func waitForLog(_ text: String) throws -> String {
+      let deadline = ContinuousClock.now + .seconds(20)
+      var contents = ""
+      while ContinuousClock.now < deadline {
+        contents = try Products.runCommand("cat", [log]).output
+        if contents.contains(text) { break }
+        usleep(50_000)
+      }
+      return contents
+    }
+    bus.kill()
+    let lost = try waitForLog("notify-watch: lost the bus at \(bus.address.rawValue)")
+    #expect(lost.contains("lost the bus"), "\(lost)")
+    #expect(watch.wait(milliseconds: 0) == nil, "notify-watch exited when the bus went away")
+    try bus.start()
+    let back = try waitForLog("notify-watch: reconnected to")
+    #expect(back.contains("reconnected to \(bus.address.rawValue)"), "\(back)")
+    // The resynchronization delivery.
+    #expect(watch.readLine(milliseconds: 10_000) == "e.f")
+  }
+
+  /// Issue 17 item 8: with SIGPIPE ignored, a write to a closed pipe ends the tool with the
+  /// documented message and status 1.
+  @Test(arguments: [
+    ["notify-watch", "--count", "1", "g.h"], ["notifyutil", "-1", "g.h"],
+  ])
+  func closedPipeWithSIGPIPEIgnoredIsReported(_ command: [String]) throws {
+    let status = bus.directory + "/\(command[0]).status"
+    let error = bus.directory + "/\(command[0]).err"
+    let quoted = command.dropFirst().map { "'\($0)'" }.joined(separator: " ")
+    // `true` exits at once, so the tool's first line meets a closed pipe.
+    let script =
+      "trap '' PIPE; { '\(Products.path(command[0]))' \(quoted) 2>'\(error)'; echo $? >'\(status)'; } | true"
+    var merged = Products.currentEnvironment()
+    for (key, value) in environment { merged[key] = value }
+    let shell = try Subprocess.spawn("/bin/sh", arguments: ["-c", script], environment: merged)
+    try waitForWatchers()
+    _ = try Products.run("notify-post", ["g.h"], environment: environment)
+    #expect(finish(shell).termination == .exited(0))
+    #expect(try Products.runCommand("cat", [status]).output == "1\n")
+    #expect(
+      try Products.runCommand("cat", [error]).output
+        == "Error: Unable to write to standard output: Broken pipe (errno 32)\n")
   }
 
   @Test func notifyPostRefusesAddressesWithoutAUnixSocket() throws {
@@ -155,27 +294,27 @@ struct ToolTests {
     }
   }
 
-  @Test func notifyutilWatchesPostsAndReportsState() async throws {
+  @Test func notifyutilWatchesPostsAndReportsState() throws {
     let watcher = try start(
       "notifyutil", ["-1", "group.example.saved", "-file", "-2", "f.x", "-check", "-1", "c.x"])
-    try await waitForWatchers(3)
+    try waitForWatchers(3)
     let poster = try Products.run(
       "notifyutil",
       ["-z", "0", "-p", "group.example.saved", "-p", "f.x", "-p", "c.x", "-p", "f.x", "-g", "c.x"],
       environment: environment)
     #expect(poster.status == 0, "\(poster)")
     #expect(poster.output == "c.x: Failed with code 9\n", "no notifyd yet")
-    let (output, error) = watcher.readToEnd(milliseconds: 10_000)
-    #expect(watcher.wait() == .exited(0), "\(error)")
+    let (output, error, termination) = finish(watcher)
+    #expect(termination == .exited(0), "\(error)")
     #expect(output.split(separator: "\n").sorted() == ["c.x", "f.x", "f.x", "group.example.saved"])
   }
 
-  @Test func notifyutilSignalModeReportsTheSignal() async throws {
+  @Test func notifyutilSignalModeReportsTheSignal() throws {
     let watcher = try start("notifyutil", ["-signal", "10", "-1", "s.x"])
-    try await waitForWatchers(1)
+    try waitForWatchers(1)
     _ = try Products.run("notifyutil", ["-z", "0", "-p", "s.x"], environment: environment)
-    let (output, error) = watcher.readToEnd(milliseconds: 10_000)
-    #expect(watcher.wait() == .exited(0), "\(error)")
+    let (output, error, termination) = finish(watcher)
+    #expect(termination == .exited(0), "\(error)")
     #expect(output == "SIGNAL 10\ns.x\n")
   }
 
@@ -191,29 +330,5 @@ struct ToolTests {
     let usage = try Products.run("notifyutil", ["-h"])
     #expect(usage.status == 0)
     #expect(usage.error.hasPrefix("usage: notifyutil [-q] [-v] [-z msec]"))
-  }
-}
-
-struct ManualPageTests {
-  static let pages: [(String, CommandDescription)] = [
-    ("notify-post", NotifyPost.command), ("notify-watch", NotifyWatch.command),
-  ]
-
-  /// The manual pages in `man/` are generated from the commands' descriptions; set
-  /// `NOTIFYBUS_UPDATE_MAN=1` to rewrite them.
-  @Test func checkedInManualPagesAreUpToDate() throws {
-    let root = Repository.root
-    for (name, command) in Self.pages {
-      let path = "\(root)/man/\(name).1"
-      let expected = command.manualPage(section: 1, source: "NotifyBus 0.1.0")
-      if Environment.value("NOTIFYBUS_UPDATE_MAN") != nil {
-        let file = fopen(path, "w")
-        fputs(expected, file)
-        fclose(file)
-      }
-      let actual = try Products.runCommand("cat", [path]).output
-      #expect(
-        actual == expected, "man/\(name).1 is stale: run the tests with NOTIFYBUS_UPDATE_MAN=1")
-    }
   }
 }

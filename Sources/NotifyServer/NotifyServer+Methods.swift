@@ -72,7 +72,7 @@ enum ServiceRequest {
     default:
       throw DBusError(
         .unknownMethod,
-        "\(NotifydInterface.interface) has no method '\(member)'; see Protocol/notifyd.md")
+        "\(NotifydInterface.interface) has no method '\(member)'; see notifyd(8)")
     }
   }
 

@@ -22,7 +22,7 @@ public enum Notifyd {
     abstract: "Keep notification state and post on behalf of clients.",
     discussion: """
       Owns org.notifybus.Notify1 on the bus and serves SetState, GetState, Post, \
-      RestoreState, ListNames and GetStatistics (Protocol/notifyd.md). Runs in the \
+      RestoreState, ListNames and GetStatistics. Runs in the \
       foreground, logs to standard error, and exits cleanly on SIGTERM or SIGINT. State \
       is kept in a state file unless --no-persist is given. On SIGHUP it reads --config \
       again; when the file cannot be read or parsed, the rules in force stay and the log \

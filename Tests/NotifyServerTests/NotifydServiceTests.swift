@@ -57,6 +57,29 @@ struct NotifydServiceTests {
     _ = daemon
   }
 
+  /// `busctl tree` and `gdbus introspect --recurse` walk the tree from `/`, so every
+  /// parent of the object must list its child node.
+  @Test func toolsThatWalkTheTreeFindTheObject() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let gdbus = try Products.runCommand(
+      "gdbus",
+      [
+        "introspect", "--address", bus.address.rawValue, "--dest", "org.notifybus.Notify1",
+        "--object-path", "/", "--recurse", "--only-properties",
+      ])
+    #expect(gdbus.status == 0, "\(gdbus)")
+    #expect(gdbus.output.contains("node /org/notifybus/Notify1 {"), "\(gdbus)")
+    // busctl comes with systemd (Scripts/bootstrap).
+    let busctl = try Products.runCommand(
+      "busctl", ["--address", bus.address.rawValue, "tree", "--list", "org.notifybus.Notify1"])
+    #expect(busctl.status == 0, "\(busctl)")
+    #expect(
+      busctl.output.split(separator: "\n") == [
+        "/", "/org", "/org/notifybus", "/org/notifybus/Notify1",
+      ], "\(busctl)")
+    _ = daemon
+  }
+
   @Test func malformedCallsGetErrorsAndTheDaemonKeepsServing() async throws {
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
     let connection = try await connection()

@@ -21,9 +21,11 @@ import SystemSupport
 /// standard session service directories. The daemon's own messages go to `bus.log` in
 /// the directory.
 public enum EmbeddedBus {
-  /// The directory that holds the socket, the configuration and the lock.
+  /// The directory that holds the socket, the configuration and the lock:
+  /// `notifybus` in the user's runtime directory (`$XDG_RUNTIME_DIR`, else
+  /// `/run/user/<uid>` when it is the user's), else `/tmp/notifybus-<uid>`.
   public static var directory: String {
-    if let runtime = Environment.value("XDG_RUNTIME_DIR") { return runtime + "/notifybus" }
+    if let runtime = Bus.userRuntimeDirectory { return runtime + "/notifybus" }
     return "/tmp/notifybus-\(getuid())"
   }
 
@@ -60,22 +62,32 @@ public enum EmbeddedBus {
       throw DBusError(.ioError, "cannot lock '\(directory)/bus.lock': \(error)")
     }
     defer { flock(lock, LOCK_UN) }
-    if isAnswering(socketPath) { return address }
+    capLog(directory + "/bus.log")
+    if isAnswering(socketPath) {
+      provideNotifydService()
+      return address
+    }
 
     unlink(socketPath)
     unlink(directory + "/bus.pid")
     try makePrivateDirectory(serviceDirectory, createParents: true)
+    provideNotifydService()
     let configuration = directory + "/bus.conf"
     try writeFile(
       configuration,
       contents: BusConfiguration.embedded(
         socketPath: socketPath, serviceDirectory: serviceDirectory))
     let daemon = Environment.value("NOTIFYBUS_DBUS_DAEMON") ?? "dbus-daemon"
+    // With --fork, dbus-daemon points its standard error at /dev/null unless
+    // DBUS_DEBUG_OUTPUT is set; set, it keeps bus.log, which also collects what activated
+    // services write to theirs.
+    var environment = Environment.all
+    environment["DBUS_DEBUG_OUTPUT"] = "1"
     let process: Subprocess
     do {
       process = try Subprocess.spawn(
         daemon, arguments: ["--config-file=" + configuration, "--fork", "--print-address=1"],
-        errorFile: directory + "/bus.log")
+        environment: environment, errorFile: directory + "/bus.log")
     } catch {
       throw DBusError(
         .spawnFailed,
@@ -109,6 +121,23 @@ public enum EmbeddedBus {
     let stopped = kill(pid, SIGTERM) == 0
     unlink(pidFile)
     return stopped
+  }
+
+  /// The size `bus.log` may reach before ``start()`` moves its contents to `bus.log.1`.
+  public static let logLimit = 1 << 20
+
+  /// Keeps the daemon's log under ``logLimit``.
+  ///
+  /// A larger log is copied to `PATH.1`, replacing the previous one, and emptied in place.
+  /// The daemon appends (`O_APPEND`), so its next line lands at the start of the emptied
+  /// file.
+  static func capLog(_ path: String) {
+    var info = stat()
+    guard stat(path, &info) == 0, Int(info.st_size) > logLimit,
+      let contents = try? readFile(path)
+    else { return }
+    try? writeFile(path + ".1", contents: contents)
+    truncate(path, 0)
   }
 
   /// Whether something accepts connections on the Unix socket at `path`.

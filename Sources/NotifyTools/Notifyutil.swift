@@ -77,6 +77,12 @@ public enum Notifyutil {
         -s key val     set state value for key
     """
 
+  /// What notifyutil adds on standard error after a `Failed with code 9`: status 9 means
+  /// no notifyd answered and the bus could not start one.
+  static let serverNotFoundHint =
+    "notifyutil: notifyd is not running and the bus cannot start it: run 'notifyd &', "
+    + "or 'notifyd --install-service' once for D-Bus activation (see notifyd(8))\n"
+
   /// Checks a whole command line, as notifyutil's first pass does.
   static func plan(_ arguments: [String]) throws(CommandLineError) -> Plan {
     var plan = Plan()
@@ -170,6 +176,10 @@ public enum Notifyutil {
       let session = Session(center: center, output: plan.output)
       try await session.run(plan)
       await center.close()
+      if await session.serverNotFound {
+        // Darwin's line and status stay as they are; one line says what to do.
+        try? StandardError.write(serverNotFoundHint)
+      }
     }
     if !outcome.text.isEmpty {
       switch outcome.stream {
@@ -193,6 +203,8 @@ actor Session {
   private var pollTask: Task<Void, Never>?
   private var readerStarted = false
   private let deliveries = DispatchQueue(label: "org.notifybus.notifyutil")
+  /// Whether a command failed with status 9 (server not found).
+  private(set) var serverNotFound = false
 
   init(center: NotifyCenter, output: Notifyutil.Output) {
     self.center = center
@@ -213,7 +225,8 @@ actor Session {
   /// Runs one command; returns the line it prints, if any.
   private func perform(_ step: Notifyutil.Step, postDelay: Int) async -> String? {
     func failed(_ name: NotifyName, _ error: NotifyError) -> String {
-      "\(name): Failed with code \(error.status.rawValue)"
+      if error.status == .serverNotFound { serverNotFound = true }
+      return "\(name): Failed with code \(error.status.rawValue)"
     }
     switch step {
     case .post(let name):

@@ -8,7 +8,10 @@ import Testing
 struct EmbeddedBusTests {
   /// A fresh XDG_RUNTIME_DIR, with no session bus in the environment.
   func environment(_ runtime: String) -> [String: String] {
-    ["XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "", "NOTIFYBUS_BUS_ADDRESS": ""]
+    [
+      "XDG_RUNTIME_DIR": runtime, "XDG_DATA_HOME": runtime + "/data",
+      "DBUS_SESSION_BUS_ADDRESS": "", "NOTIFYBUS_BUS_ADDRESS": "",
+    ]
   }
 
   func makeRuntimeDirectory() throws -> String {

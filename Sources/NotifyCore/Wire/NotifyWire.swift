@@ -168,6 +168,10 @@ public enum NotifyWire {
       .unknownMethod, .unknownInterface:
       NotifyError(
         .serverNotFound, "no notifyd answers on this bus (\(service)): \(error.message)")
+    // The bus has a service file but could not start notifyd from it.
+    case _ where error.name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
+      NotifyError(
+        .serverNotFound, "the bus could not start notifyd (\(service)): \(error.message)")
     case .accessDenied:
       NotifyError(.notAuthorized, error.message)
     case .invalidArgs:

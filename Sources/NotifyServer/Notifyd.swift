@@ -23,10 +23,17 @@ public enum Notifyd {
     discussion: """
       Owns org.notifybus.Notify1 on the bus and serves SetState, GetState, Post, \
       RestoreState, ListNames and GetStatistics. Runs in the \
-      foreground, logs to standard error, and exits cleanly on SIGTERM or SIGINT. State \
+      foreground and exits cleanly on SIGTERM or SIGINT. State \
       is kept in a state file unless --no-persist is given. On SIGHUP it reads --config \
       again; when the file cannot be read or parsed, the rules in force stay and the log \
       says why.
+
+      It logs to standard error, and so to the journal under systemd; started by D-Bus \
+      activation without systemd, to $XDG_STATE_HOME/notifybus/notifyd.log \
+      (~/.local/state/notifybus/notifyd.log), which at 1 MiB becomes notifyd.log.1. Every \
+      loss of the bus and every reconnect is logged. A notifyd the bus started exits, \
+      writing its state, when its bus is gone and another bus answers at its address; \
+      given --bus, it keeps reconnecting.
 
       With --install-service, writes the D-Bus service file that starts this notifyd on \
       demand, and exits.
@@ -76,7 +83,7 @@ public enum Notifyd {
       try StandardOutput.write("\(path)\n")
       return
     }
-    let log = NotifyServer.logToStandardError
+    let log = NotifydLog.forThisProcess().writer
     // Both signal watchers exist before the name is taken, so no signal finds the default
     // action (which ends the process) once clients can see notifyd.
     let stop = TerminationSignals()
@@ -117,9 +124,15 @@ public enum Notifyd {
       throw error
     }
     serving.withLock { $0 = server }
+    let watch = await BusWatch(connection, starterAddress: options.starterAddress, log: log) {
+      line in
+      log(line)
+      stop.request()
+    }
     let signal = await stop.wait()
-    log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
+    if signal != 0 { log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")") }
     await server.stop()
+    _ = watch
   }
 
   /// The checked options.
@@ -132,6 +145,8 @@ public enum Notifyd {
     var capacity: Int
     /// The options a service file passes on to the activated notifyd.
     var passOn: [String] = []
+    /// The activating bus's address (`DBUS_STARTER_ADDRESS`), when it chose the bus.
+    var starterAddress: BusAddress?
 
     init(_ arguments: ParsedArguments) throws {
       if let text = arguments.value("--bus"), arguments.contains("--bus") {
@@ -145,6 +160,7 @@ public enum Notifyd {
         let address = try? BusAddress(starter)
       {
         bus = .address(address)
+        starterAddress = address
       } else {
         bus = .automatic
       }
@@ -228,6 +244,11 @@ final class TerminationSignals: @unchecked Sendable {
     for source in sources { source.cancel() }
   }
 
+  /// Ends ``wait()`` as a signal would, with 0 for the signal number.
+  func request() {
+    queue.async { self.fire(0) }
+  }
+
   private func fire(_ number: CInt) {
     guard received == nil else { return }
     received = number
@@ -235,7 +256,7 @@ final class TerminationSignals: @unchecked Sendable {
     waiter = nil
   }
 
-  /// Returns the first of the two signals to arrive.
+  /// Returns the first of the two signals to arrive, or 0 after ``request()``.
   func wait() async -> CInt {
     await withCheckedContinuation { continuation in
       queue.async {

@@ -79,6 +79,8 @@ struct EmbeddedBusSandbox {
       "XDG_DATA_HOME": directory + "/data", "XDG_DATA_DIRS": directory + "/none",
       "XDG_STATE_HOME": directory + "/state", "DBUS_SESSION_BUS_ADDRESS": "",
       "NOTIFYBUS_BUS_ADDRESS": "", "NOTIFYBUS_SERVICE_DIR": "",
+      // Not run by systemd, whatever runs the tests: notifyd logs to its file.
+      "INVOCATION_ID": "", "JOURNAL_STREAM": "",
     ]
   }
 

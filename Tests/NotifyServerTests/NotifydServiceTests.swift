@@ -134,6 +134,41 @@ struct NotifydServiceTests {
     _ = daemon
   }
 
+  @Test func describeNamesGivesTheTimesOfTheLastChanges() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let before = NotifyServer.realtimeNanoseconds()
+    let poster = try await center()
+    try await poster.setState(3, for: "b.with.state")
+    try poster.post("a.posted")
+    try await poster.synchronize()
+    let connection = try await connection()
+    var rows: [DBusValue] = []
+    let deadline = ContinuousClock.now + .seconds(10)
+    repeat {
+      let reply = try await connection.call(notifydCall("DescribeNames"))
+      #expect(reply.signature.rawValue == "a(stttt)")
+      guard case .array(_, let values)? = reply.body.first else { break }
+      rows = values
+      if rows.count == 2 { break }
+      try await Task.sleep(for: .milliseconds(10))
+    } while ContinuousClock.now < deadline
+    let after = NotifyServer.realtimeNanoseconds()
+    guard rows.count == 2, case .structure(let posted) = rows[0],
+      case .structure(let withState) = rows[1]
+    else {
+      Issue.record("unexpected rows \(rows)")
+      return
+    }
+    #expect(posted[0] == .string("a.posted") && posted[1] == .uint64(0))
+    #expect(posted[2] == .uint64(0) && posted[3] == .uint64(1))
+    #expect(posted[4].uint64Value.map { (before...after).contains($0) } == true, "\(posted)")
+    #expect(withState[0] == .string("b.with.state") && withState[1] == .uint64(3))
+    #expect(withState[2].uint64Value.map { (before...after).contains($0) } == true)
+    #expect(withState[3] == .uint64(0) && withState[4] == .uint64(0))
+    await connection.close()
+    _ = daemon
+  }
+
   @Test func aSecondNotifydFailsClearlyWhenTheNameIsTaken() async throws {
     let first = try await NotifydProcess(bus: bus, ["--no-persist"])
     let second = try await NotifydProcess(bus: bus, ["--no-persist"], waitForName: false)

@@ -20,6 +20,7 @@ let package = Package(
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
+    .executable(name: "notifybus", targets: ["notifybus"]),
     .executable(name: "share-extension", targets: ["share-extension"]),
     .executable(name: "readlater", targets: ["readlater"]),
     .library(name: "NotifyServer", targets: ["NotifyServer"]),
@@ -121,6 +122,8 @@ let package = Package(
     .executableTarget(name: "notify-watch", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
     .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
+    /// `notifybus env|status|names|interface|stop`: the bus the tools use, and notifyd on it.
+    .executableTarget(name: "notifybus", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
     .executableTarget(name: "notifyd", dependencies: ["NotifyServer", "CommandLineSupport"]),
 
@@ -240,7 +243,7 @@ let package = Package(
       name: "NotifyServerTests",
       dependencies: [
         "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport", "TestSupport",
-        "SystemSupport", "notifyd", "notifyutil",
+        "SystemSupport", "notifyd", "notifyutil", "notifybus",
       ]
     ),
     .testTarget(

@@ -109,17 +109,20 @@ public enum EmbeddedBus {
     return address
   }
 
+  /// The daemon's process id, from its pid file, while the file exists.
+  package static var processID: Int32? {
+    guard let text = try? readFile(directory + "/bus.pid") else { return nil }
+    return Int32(text.split(separator: "\n").first ?? "")
+  }
+
   /// Stops the embedded bus if it is running.
   ///
   /// - Returns: Whether a daemon was stopped.
   @discardableResult
   public static func stop() -> Bool {
-    let pidFile = directory + "/bus.pid"
-    guard let text = try? readFile(pidFile),
-      let pid = pid_t(text.split(separator: "\n").first ?? "")
-    else { return false }
+    guard let pid = processID else { return false }
     let stopped = kill(pid, SIGTERM) == 0
-    unlink(pidFile)
+    unlink(directory + "/bus.pid")
     return stopped
   }
 
@@ -141,7 +144,7 @@ public enum EmbeddedBus {
   }
 
   /// Whether something accepts connections on the Unix socket at `path`.
-  static func isAnswering(_ path: String) -> Bool {
+  package static func isAnswering(_ path: String) -> Bool {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }

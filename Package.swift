@@ -250,6 +250,11 @@ let package = Package(
       name: "NotifyTests",
       dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
     ),
+    /// README.md's Swift snippets, compiled against the built modules.
+    .testTarget(
+      name: "DocumentationTests",
+      dependencies: ["Handoff", "DBus", "Notify", "TestSupport", "SystemSupport"]
+    ),
     .testTarget(
       name: "DBusTests",
       dependencies: ["DBus", "DBusCore", "TestSupport", "SystemSupport", "dbus-test-peer"]

@@ -250,6 +250,8 @@ let package = Package(
       name: "NotifyTests",
       dependencies: ["Notify", "DBus", "TestSupport", "SystemSupport"]
     ),
+    /// The Debian package and Scripts/install, extracted and run (Scripts/package builds them).
+    .testTarget(name: "PackageTests", dependencies: ["DBus", "TestSupport", "SystemSupport"]),
     /// README.md's Swift snippets, compiled against the built modules.
     .testTarget(
       name: "DocumentationTests",

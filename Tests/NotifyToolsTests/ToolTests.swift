@@ -199,6 +199,7 @@ struct ToolTests {
 struct ManualPageTests {
   static let pages: [(String, CommandDescription)] = [
     ("notify-post", NotifyPost.command), ("notify-watch", NotifyWatch.command),
+    ("notifybus", NotifyBusTool.command),
   ]
 
   /// The manual pages in `man/` are generated from the commands' descriptions; set

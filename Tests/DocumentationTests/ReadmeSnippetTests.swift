@@ -28,7 +28,7 @@ struct ReadmeSnippetTests {
     return result
   }
 
-  @Test func theReadmeHasSwiftSnippets() throws {
+  @Test func theReadmeHasSwiftSnippets() async throws {
     let readme = try #require(readFile(Self.root + "/README.md"))
     #expect(Self.snippets(in: readme).count >= 3)
     #expect(
@@ -36,23 +36,24 @@ struct ReadmeSnippetTests {
   }
 
   @Test(arguments: snippetsForArguments())
-  func snippetCompiles(_ snippet: Snippet) throws {
+  func snippetCompiles(_ snippet: Snippet) async throws {
     let directory = try makeDirectory()
     defer { Subprocess.removeTree(directory) }
     let file = directory + "/main.swift"
     writeText(file, snippet.text)
-    let result = try Products.runCommand(
-      "swiftc", ["-typecheck", "-swift-version", "6", file] + Self.moduleFlags(), timeout: 120)
+    let flags = try await Self.moduleFlags()
+    let result = try await Products.runCommandAsync(
+      "swiftc", ["-typecheck", "-swift-version", "6", file] + flags, timeout: 120)
     #expect(
       result.status == 0,
       "README.md snippet \(snippet.number) does not compile:\n\(snippet.text)\n\(result.error)")
   }
 
   /// Where the built modules and the C module maps they need are.
-  static func moduleFlags() throws -> [String] {
+  static func moduleFlags() async throws -> [String] {
     var flags = ["-I", Products.directory + "/Modules"]
     flags += ["-Xcc", "-fmodule-map-file=\(root)/Sources/CDBus/module.modulemap"]
-    let cflags = try Products.runCommand("pkg-config", ["--cflags", "dbus-1"]).output
+    let cflags = try await Products.runCommandAsync("pkg-config", ["--cflags", "dbus-1"]).output
     for flag in cflags.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
       flags += ["-Xcc", String(flag)]
     }

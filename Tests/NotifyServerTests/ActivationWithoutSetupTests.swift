@@ -17,9 +17,11 @@ struct ActivationWithoutSetupTests {
 
   @Test func stateCommandsWorkOnAFreshEmbeddedBus() async throws {
     defer { sandbox.stop() }
-    let set = try Products.run("notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
+    let set = try await Products.runAsync(
+      "notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
     #expect(set.status == 0 && set.output.isEmpty && set.error.isEmpty, "\(set)")
-    let get = try Products.run("notifyutil", ["-g", "foo"], environment: sandbox.environment)
+    let get = try await Products.runAsync(
+      "notifyutil", ["-g", "foo"], environment: sandbox.environment)
     #expect(get.output == "foo 5\n", "\(get)")
     let file = try #require(readFile(sandbox.generatedServiceFile))
     #expect(file.hasPrefix("# Written by the NotifyBus embedded bus"))
@@ -31,14 +33,15 @@ struct ActivationWithoutSetupTests {
 
   @Test func anInstalledServiceFileReplacesTheGeneratedOne() async throws {
     defer { sandbox.stop() }
-    _ = try Products.run("notifyutil", ["-g", "foo"], environment: sandbox.environment)
+    _ = try await Products.runAsync("notifyutil", ["-g", "foo"], environment: sandbox.environment)
     #expect(readFile(sandbox.generatedServiceFile) != nil)
     let installed = sandbox.directory + "/data/dbus-1/services"
-    _ = try Products.runCommand("mkdir", ["-p", installed])
+    _ = try await Products.runCommandAsync("mkdir", ["-p", installed])
     writeFile(
       installed + "/org.notifybus.Notify1.service",
       "[D-BUS Service]\nName=org.notifybus.Notify1\nExec=\(Products.path("notifyd"))\n")
-    let get = try Products.run("notifyutil", ["-g", "foo"], environment: sandbox.environment)
+    let get = try await Products.runAsync(
+      "notifyutil", ["-g", "foo"], environment: sandbox.environment)
     #expect(get.output == "foo 0\n", "\(get)")
     #expect(readFile(sandbox.generatedServiceFile) == nil, "the generated file must go")
   }
@@ -46,9 +49,10 @@ struct ActivationWithoutSetupTests {
   @Test func aServiceFileWrittenByTheUserIsLeftAlone() async throws {
     defer { sandbox.stop() }
     let own = "[D-BUS Service]\nName=org.notifybus.Notify1\nExec=/nonexistent/notifyd\n"
-    _ = try Products.runCommand("mkdir", ["-p", sandbox.serviceDirectory])
+    _ = try await Products.runCommandAsync("mkdir", ["-p", sandbox.serviceDirectory])
     writeFile(sandbox.generatedServiceFile, own)
-    let get = try Products.run("notifyutil", ["-g", "foo"], environment: sandbox.environment)
+    let get = try await Products.runAsync(
+      "notifyutil", ["-g", "foo"], environment: sandbox.environment)
     #expect(get.output == "foo: Failed with code 9\n", "\(get)")
     #expect(get.error.contains("notifyd is not running"), "\(get)")
     #expect(readFile(sandbox.generatedServiceFile) == own)

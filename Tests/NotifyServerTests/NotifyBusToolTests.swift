@@ -15,22 +15,22 @@ struct NotifyBusToolTests {
   init() throws { sandbox = try EmbeddedBusSandbox() }
 
   /// Runs `script` with `sh -c` in the sandbox's environment, with the tools on PATH.
-  func shell(_ script: String) throws -> Products.Result {
+  func shell(_ script: String) async throws -> Products.Result {
     var environment = sandbox.environment
     environment["PATH"] = Products.directory + ":" + (Environment.value("PATH") ?? "/usr/bin:/bin")
-    return try Products.runCommand(
+    return try await Products.runCommandAsync(
       "sh", ["-c", "cd '\(sandbox.directory)' || exit 99\n" + script], environment: environment)
   }
 
   @Test func envGivesTheStockToolsTheBusTheToolsUse() async throws {
     defer { sandbox.stop() }
-    let env = try Products.run("notifybus", ["env"], environment: sandbox.environment)
+    let env = try await Products.runAsync("notifybus", ["env"], environment: sandbox.environment)
     #expect(
       env.output
         == "DBUS_SESSION_BUS_ADDRESS='\(sandbox.busAddress)'; export DBUS_SESSION_BUS_ADDRESS;\n",
       "\(env)")
     // dbus-send and gdbus reach notifyd through the session bus the eval set.
-    let set = try shell(
+    let set = try await shell(
       """
       eval "$(notifybus env)" && notifyutil -s foo 5 &&
       dbus-send --session --print-reply=literal --dest=org.notifybus.Notify1 \
@@ -44,7 +44,7 @@ struct NotifyBusToolTests {
     #expect(set.output == "   uint64 5\n(uint64 5,)\nt 5\n", "\(set)")
     // dbus-monitor sees a post from notify-post; a hand-written dbus-send post, on the
     // interface notifybus names, reaches notify-watch.
-    let monitor = try shell(
+    let monitor = try await shell(
       """
       eval "$(notifybus env)"
       dbus-monitor --session "type='signal',member='Posted'" > monitor.log 2>&1 &
@@ -69,7 +69,8 @@ struct NotifyBusToolTests {
 
   @Test func statusSaysWhichBusAndWhy() async throws {
     defer { sandbox.stop() }
-    let before = try Products.run("notifybus", ["status"], environment: sandbox.environment)
+    let before = try await Products.runAsync(
+      "notifybus", ["status"], environment: sandbox.environment)
     #expect(before.status == 0, "\(before)")
     #expect(
       before.output == """
@@ -79,15 +80,17 @@ struct NotifyBusToolTests {
         notifyd: unknown (the bus is not running)
 
         """, "\(before)")
-    _ = try Products.run("notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
+    _ = try await Products.runAsync(
+      "notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
     let pid = try #require(sandbox.notifydProcessID())
-    let after = try Products.run("notifybus", ["status"], environment: sandbox.environment)
+    let after = try await Products.runAsync(
+      "notifybus", ["status"], environment: sandbox.environment)
     #expect(after.output.contains("\nnotifyd: running, pid \(pid), :1."), "\(after)")
     #expect(
       after.output.contains(
         "\n  state file: \(sandbox.directory)/state/notifybus/notifyd.state\n"), "\(after)")
     #expect(after.output.contains("\n  names: 1 of 100000, 1 with a state\n"), "\(after)")
-    let json = try Products.run(
+    let json = try await Products.runAsync(
       "notifybus", ["status", "--json"], environment: sandbox.environment)
     #expect(json.output.hasPrefix("{\"bus\":{\"address\":\"\(sandbox.busAddress)\""), "\(json)")
     #expect(json.output.contains("\"notifyd\":{\"running\":true,\"activatable\":true"), "\(json)")
@@ -95,7 +98,7 @@ struct NotifyBusToolTests {
     // Through a session bus given in the environment, the reason says so.
     var session = sandbox.environment
     session["DBUS_SESSION_BUS_ADDRESS"] = sandbox.busAddress.rawValue
-    let viaSession = try Products.run("notifybus", ["status"], environment: session)
+    let viaSession = try await Products.runAsync("notifybus", ["status"], environment: session)
     #expect(
       viaSession.output.contains("\n  chosen: the session bus, from DBUS_SESSION_BUS_ADDRESS\n"),
       "\(viaSession)")
@@ -103,11 +106,13 @@ struct NotifyBusToolTests {
 
   @Test func namesListsStateAndLastChanges() async throws {
     defer { sandbox.stop() }
-    _ = try Products.run("notifyutil", ["-s", "b.set", "7"], environment: sandbox.environment)
-    _ = try Products.run("notify-post", ["a.posted"], environment: sandbox.environment)
+    _ = try await Products.runAsync(
+      "notifyutil", ["-s", "b.set", "7"], environment: sandbox.environment)
+    _ = try await Products.runAsync("notify-post", ["a.posted"], environment: sandbox.environment)
     var text = ""
     for _ in 0..<100 {
-      text = try Products.run("notifybus", ["names"], environment: sandbox.environment).output
+      text = try await Products.runAsync("notifybus", ["names"], environment: sandbox.environment)
+        .output
       if text.contains("a.posted") { break }
       usleep(20_000)
     }
@@ -119,7 +124,8 @@ struct NotifyBusToolTests {
         == true, "\(text)")
     #expect(lines.last?.hasPrefix("b.set     7      20") == true, "\(text)")
     #expect(lines.last?.hasSuffix("  0      -") == true, "\(text)")
-    let json = try Products.run("notifybus", ["names", "--json"], environment: sandbox.environment)
+    let json = try await Products.runAsync(
+      "notifybus", ["names", "--json"], environment: sandbox.environment)
     #expect(
       json.output.hasPrefix(
         "[{\"name\":\"a.posted\",\"state\":0,\"stateSet\":null,\"posts\":1,\"lastPost\":\"20"),
@@ -129,25 +135,27 @@ struct NotifyBusToolTests {
 
   @Test func stopEndsNotifydAndTheBus() async throws {
     defer { sandbox.stop() }
-    let none = try Products.run("notifybus", ["stop"], environment: sandbox.environment)
+    let none = try await Products.runAsync("notifybus", ["stop"], environment: sandbox.environment)
     #expect(
       none.status == 0
         && none.output == "no embedded bus is running at \(sandbox.runtime)/notifybus/bus\n",
       "\(none)")
-    _ = try Products.run("notifyutil", ["-s", "foo", "9"], environment: sandbox.environment)
+    _ = try await Products.runAsync(
+      "notifyutil", ["-s", "foo", "9"], environment: sandbox.environment)
     let notifyd = try #require(sandbox.notifydProcessID())
-    let stop = try Products.run("notifybus", ["stop"], environment: sandbox.environment)
+    let stop = try await Products.runAsync("notifybus", ["stop"], environment: sandbox.environment)
     #expect(stop.status == 0, "\(stop)")
     #expect(
       stop.output.hasPrefix("stopped notifyd (pid \(notifyd))\nstopped the embedded bus (pid "),
       "\(stop)")
     #expect(!isRunning(notifyd))
     // notifyd wrote its state on the way out, and the next tool starts both again.
-    let get = try Products.run("notifyutil", ["-g", "foo"], environment: sandbox.environment)
+    let get = try await Products.runAsync(
+      "notifyutil", ["-g", "foo"], environment: sandbox.environment)
     #expect(get.output == "foo 9\n", "\(get)")
   }
 
-  @Test func badInputIsAUsageErrorNamingIt() throws {
+  @Test func badInputIsAUsageErrorNamingIt() async throws {
     defer { sandbox.stop() }
     let cases: [([String], String)] = [
       (
@@ -161,12 +169,13 @@ struct NotifyBusToolTests {
       ([], "Error: Missing expected argument '<subcommand>'\n"),
     ]
     for (arguments, message) in cases {
-      let result = try Products.run("notifybus", arguments, environment: sandbox.environment)
+      let result = try await Products.runAsync(
+        "notifybus", arguments, environment: sandbox.environment)
       #expect(result.status == 64, "\(arguments): \(result)")
       #expect(result.error.hasPrefix(message), "\(arguments): \(result)")
       #expect(result.output.isEmpty, "\(arguments): \(result)")
     }
-    let interface = try Products.run(
+    let interface = try await Products.runAsync(
       "notifybus", ["interface", "odd name"], environment: sandbox.environment)
     #expect(
       interface.status == 0 && interface.output.hasPrefix("org.notifybus.Notify1."), "\(interface)")

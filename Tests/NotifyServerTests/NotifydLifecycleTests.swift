@@ -14,7 +14,8 @@ struct NotifydLifecycleTests {
   @Test func restartingTheEmbeddedBusLeavesExactlyOneNotifyd() async throws {
     let sandbox = try EmbeddedBusSandbox()
     defer { sandbox.stop() }
-    let set = try Products.run("notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
+    let set = try await Products.runAsync(
+      "notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
     #expect(set.status == 0, "\(set)")
     let first = try #require(sandbox.notifydProcessID())
     // Restart the bus: end the daemon, wait for its socket to go, let a tool start it again.
@@ -24,7 +25,8 @@ struct NotifydLifecycleTests {
       })
     kill(busPID, SIGTERM)
     try await waitUntil { !isRunning(busPID) }
-    let get = try Products.run("notifyutil", ["-g", "foo"], environment: sandbox.environment)
+    let get = try await Products.runAsync(
+      "notifyutil", ["-g", "foo"], environment: sandbox.environment)
     #expect(get.output == "foo 5\n", "\(get)")
     let second = try #require(sandbox.notifydProcessID())
     #expect(second != first)
@@ -59,7 +61,7 @@ struct NotifydLifecycleTests {
     let bus = try PrivateBus()
     let state = bus.directory + "/xdg-state"
     let logPath = state + "/notifybus/notifyd.log"
-    _ = try Products.runCommand("mkdir", ["-p", state + "/notifybus"])
+    _ = try await Products.runCommandAsync("mkdir", ["-p", state + "/notifybus"])
     writeFile(logPath, String(repeating: "old line\n", count: NotifydLog.limit / 9 + 1))
     let daemon = try await NotifydProcess(
       bus: bus, ["--no-persist"],

@@ -17,13 +17,16 @@ struct SystemdUnitTests {
 
   /// The unit as installed, with ExecStart= naming the built notifyd, and the manual page
   /// its Documentation= names.
-  func installedUnit(in directory: String) throws -> (unit: String, environment: [String: String]) {
+  func installedUnit(in directory: String) async throws -> (
+    unit: String, environment: [String: String]
+  ) {
     let text = try #require(readFile(Self.root + "/Protocol/dbus/notifyd.service"))
     #expect(text.contains("ExecStart=/usr/bin/notifyd "))
     let unit = directory + "/notifyd.service"
     writeFile(unit, text.replacing("/usr/bin/notifyd", with: Products.path("notifyd")))
-    _ = try Products.runCommand("mkdir", ["-p", directory + "/man/man8", directory + "/run"])
-    _ = try Products.runCommand(
+    _ = try await Products.runCommandAsync(
+      "mkdir", ["-p", directory + "/man/man8", directory + "/run"])
+    _ = try await Products.runCommandAsync(
       "sh",
       [
         "-c", "gzip -9nc \"$1\" > \"$2\"", "sh", Self.root + "/man/notifyd.8",
@@ -33,20 +36,20 @@ struct SystemdUnitTests {
     return (unit, ["MANPATH": directory + "/man", "XDG_RUNTIME_DIR": directory + "/run"])
   }
 
-  @Test func theUserUnitVerifies() throws {
+  @Test func theUserUnitVerifies() async throws {
     let directory = try temporaryDirectory()
     defer { Subprocess.removeTree(directory) }
-    let (unit, environment) = try installedUnit(in: directory)
-    let verify = try Products.runCommand(
+    let (unit, environment) = try await installedUnit(in: directory)
+    let verify = try await Products.runCommandAsync(
       "systemd-analyze", ["verify", "--user", unit], environment: environment)
     #expect(verify.status == 0 && verify.output.isEmpty && verify.error.isEmpty, "\(verify)")
   }
 
-  @Test func theUserUnitRatesSafe() throws {
+  @Test func theUserUnitRatesSafe() async throws {
     let directory = try temporaryDirectory()
     defer { Subprocess.removeTree(directory) }
-    let (unit, environment) = try installedUnit(in: directory)
-    let security = try Products.runCommand(
+    let (unit, environment) = try await installedUnit(in: directory)
+    let security = try await Products.runCommandAsync(
       "systemd-analyze", ["security", "--user", "--offline=true", "--no-pager", unit],
       environment: environment)
     let score = try #require(Self.exposure(in: security.output), "\(security)")
@@ -54,11 +57,11 @@ struct SystemdUnitTests {
     #expect(try #require(readFile(unit)).contains("\nStateDirectory=notifybus\n"))
   }
 
-  @Test func sysusersCreatesTheUserThePolicyNames() throws {
+  @Test func sysusersCreatesTheUserThePolicyNames() async throws {
     let directory = try temporaryDirectory()
     defer { Subprocess.removeTree(directory) }
     mkdir(directory + "/etc", 0o755)
-    let result = try Products.runCommand(
+    let result = try await Products.runCommandAsync(
       "systemd-sysusers",
       ["--root=" + directory, Self.root + "/Protocol/dbus/notifybus.sysusers.conf"])
     #expect(result.status == 0, "\(result)")

@@ -11,29 +11,30 @@ import Testing
 /// extracted with `dpkg-deb -x` and run from there against a private bus.
 @Suite(
   .enabled(if: Package.debian != nil, "no package: run Scripts/package (Scripts/test does)"),
-  .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(5)))
+  .enabled(if: PrivateBus.isAvailable), .serialized, .timeLimit(.minutes(5)))
 struct PackageTests {
   let root: String
   let deb: String
 
-  init() throws {
+  init() async throws {
     deb = try #require(Package.debian)
     root = try Package.temporaryDirectory()
-    let extract = try Products.runCommand("dpkg-deb", ["-x", deb, root])
+    let extract = try await Products.runCommandAsync("dpkg-deb", ["-x", deb, root])
     try #require(extract.status == 0, "\(extract)")
   }
 
   var bin: String { root + "/usr/bin" }
 
-  func field(_ name: String) throws -> String {
-    try Products.runCommand("dpkg-deb", ["-f", deb, name]).output.trimmingNewline()
+  func field(_ name: String) async throws -> String {
+    try await Products.runCommandAsync("dpkg-deb", ["-f", deb, name]).output.trimmingNewline()
   }
 
-  @Test func itHoldsTheInstalledLayout() throws {
+  @Test func itHoldsTheInstalledLayout() async throws {
     defer { Subprocess.removeTree(root) }
-    let version = try Products.runCommand(bin + "/notifyd", ["--version"]).output.trimmingNewline()
-    #expect(try field("Version") == version)
-    #expect(deb.hasSuffix("/notifybus_\(version)_\(try field("Architecture")).deb"))
+    let version = try await Products.runCommandAsync(bin + "/notifyd", ["--version"]).output
+      .trimmingNewline()
+    #expect(try await field("Version") == version)
+    #expect(deb.hasSuffix("/notifybus_\(version)_\(try await field("Architecture")).deb"))
     var expected = [
       "usr/share/dbus-1/services/org.notifybus.Notify1.service",
       "usr/share/dbus-1/system.d/org.notifybus.Notify1.conf",
@@ -61,15 +62,15 @@ struct PackageTests {
     #expect(unit.contains("\nExecStart=/usr/bin/notifyd "))
   }
 
-  @Test func theExecutablesNeedOnlySystemLibrariesAndDependsNamesTheirPackages() throws {
+  @Test func theExecutablesNeedOnlySystemLibrariesAndDependsNamesTheirPackages() async throws {
     defer { Subprocess.removeTree(root) }
-    let toolchain = try Package.toolchainDirectory()
+    let toolchain = try await Package.toolchainDirectory()
     var packages: Set<String> = []
     for tool in Package.tools {
       let path = bin + "/" + tool
-      let dynamic = try Products.runCommand("readelf", ["-d", path]).output
+      let dynamic = try await Products.runCommandAsync("readelf", ["-d", path]).output
       #expect(!dynamic.contains("RUNPATH") && !dynamic.contains("RPATH"), "\(tool): \(dynamic)")
-      let ldd = try Products.runCommand("ldd", [path])
+      let ldd = try await Products.runCommandAsync("ldd", [path])
       if ldd.output.contains("not a dynamic executable") || ldd.error.contains("not a dynamic") {
         continue
       }
@@ -89,10 +90,10 @@ struct PackageTests {
           let arrow = words.firstIndex(of: "=>"), arrow + 1 < words.count
         else { continue }
         let library = String(words[arrow + 1])
-        var owner = try Products.runCommand("dpkg", ["-S", library])
+        var owner = try await Products.runCommandAsync("dpkg", ["-S", library])
         if owner.status != 0 {
-          let resolved = try Products.runCommand("readlink", ["-f", library]).output
-          owner = try Products.runCommand("dpkg", ["-S", resolved.trimmingNewline()])
+          let resolved = try await Products.runCommandAsync("readlink", ["-f", library]).output
+          owner = try await Products.runCommandAsync("dpkg", ["-S", resolved.trimmingNewline()])
         }
         #expect(owner.status == 0, "\(tool): no package owns \(library)")
         if let package = owner.output.split(separator: ":").first {
@@ -100,7 +101,7 @@ struct PackageTests {
         }
       }
     }
-    let field = try field("Depends")
+    let field = try await field("Depends")
     let depends = Set(
       field.split(separator: ",").map { String($0.split(separator: " ").first ?? "") })
     #expect(depends == packages, "Depends: \(field)")
@@ -120,14 +121,14 @@ struct PackageTests {
       "NOTIFYBUS_BUS_ADDRESS": bus.address.rawValue, "DBUS_SESSION_BUS_ADDRESS": "",
       "PATH": bin + ":/usr/bin:/bin", "HOME": bus.directory,
     ]
-    func run(_ script: String) throws -> Products.Result {
-      try Products.runCommand(
+    func run(_ script: String) async throws -> Products.Result {
+      try await Products.runCommandAsync(
         "sh", ["-c", "cd '\(bus.directory)' || exit 99\n" + script], environment: environment,
         timeout: 60)
     }
-    let state = try run("notifyutil -s foo 5 && notifyutil -g foo")
+    let state = try await run("notifyutil -s foo 5 && notifyutil -g foo")
     #expect(state.output == "foo 5\n", "\(state)")
-    let watch = try run(
+    let watch = try await run(
       """
       notify-watch --count 1 --timeout 20 group.example.saved > watch.log &
       watcher=$!
@@ -137,7 +138,7 @@ struct PackageTests {
       cat watch.log; exit $status
       """)
     #expect(watch.status == 0 && watch.output == "group.example.saved\n", "\(watch)")
-    let stock = try run(
+    let stock = try await run(
       """
       eval "$(notifybus env)" || exit 98
       dbus-monitor --session "type='signal',member='Posted'" > monitor.log 2>&1 &
@@ -151,11 +152,11 @@ struct PackageTests {
       grep -c 'interface=org.notifybus.Notify1.N.by.hand; member=Posted' monitor.log
       """)
     #expect(stock.output == "   uint64 5\n1\n", "\(stock)")
-    let status = try run("notifybus status")
+    let status = try await run("notifybus status")
     #expect(status.output.contains("\nnotifyd: running, pid "), "\(status)")
   }
 
-  @Test func theUserUnitVerifiesAndRatesSafe() throws {
+  @Test func theUserUnitVerifiesAndRatesSafe() async throws {
     defer { Subprocess.removeTree(root) }
     try #require(
       access("/usr/bin/systemd-analyze", X_OK) == 0,
@@ -166,10 +167,10 @@ struct PackageTests {
     writeText(unit, text.replacing("/usr/bin/notifyd", with: bin + "/notifyd"))
     mkdir(root + "/run", 0o700)
     let environment = ["MANPATH": root + "/usr/share/man", "XDG_RUNTIME_DIR": root + "/run"]
-    let verify = try Products.runCommand(
+    let verify = try await Products.runCommandAsync(
       "systemd-analyze", ["verify", "--user", unit], environment: environment)
     #expect(verify.status == 0 && verify.error.isEmpty, "\(verify)")
-    let security = try Products.runCommand(
+    let security = try await Products.runCommandAsync(
       "systemd-analyze", ["security", "--user", "--offline=true", "--no-pager", unit],
       environment: environment)
     let line = security.output.split(separator: "\n").last { $0.contains("Overall exposure") }
@@ -179,10 +180,10 @@ struct PackageTests {
     #expect(score.map { $0 <= 2.0 } == true, "\(security.output)")
   }
 
-  @Test func lintianFindsNoErrors() throws {
+  @Test func lintianFindsNoErrors() async throws {
     defer { Subprocess.removeTree(root) }
     try #require(access("/usr/bin/lintian", X_OK) == 0, "lintian is not installed")
-    let lintian = try Products.runCommand(
+    let lintian = try await Products.runCommandAsync(
       "lintian", ["--fail-on", "error", "--no-tag-display-limit", deb], timeout: 240)
     #expect(lintian.status == 0, "\(lintian)")
     #expect(!lintian.output.contains("\nE: ") && !lintian.output.hasPrefix("E: "), "\(lintian)")
@@ -192,18 +193,19 @@ struct PackageTests {
 /// Scripts/install, from the release build Scripts/package made.
 @Suite(
   .enabled(if: Package.debian != nil, "no release build: run Scripts/package (Scripts/test does)"),
-  .timeLimit(.minutes(5)))
+  .serialized, .timeLimit(.minutes(5)))
 struct InstallScriptTests {
   static let script =
     String(#filePath.split(separator: "/").dropLast(3).map { "/" + $0 }.joined())
     + "/Scripts/install"
 
-  func install(_ prefix: String) throws -> Products.Result {
-    try Products.runCommand(Self.script, ["--skip-build", "--prefix", prefix], timeout: 240)
+  func install(_ prefix: String) async throws -> Products.Result {
+    try await Products.runCommandAsync(
+      Self.script, ["--skip-build", "--prefix", prefix], timeout: 240)
   }
 
-  @Test func anUnwritablePrefixFailsClearlyAndCreatesNothing() throws {
-    let result = try install("/proc/notifybus-install-test/prefix")
+  @Test func anUnwritablePrefixFailsClearlyAndCreatesNothing() async throws {
+    let result = try await install("/proc/notifybus-install-test/prefix")
     #expect(result.status == 1, "\(result)")
     #expect(
       result.error.hasPrefix(
@@ -212,22 +214,22 @@ struct InstallScriptTests {
     #expect(access("/proc/notifybus-install-test", F_OK) != 0)
   }
 
-  @Test func aFileThatCannotGoInPlaceLeavesNothingHalfInstalled() throws {
+  @Test func aFileThatCannotGoInPlaceLeavesNothingHalfInstalled() async throws {
     let directory = try Package.temporaryDirectory()
     defer { Subprocess.removeTree(directory) }
     let prefix = directory + "/prefix"
-    _ = try Products.runCommand("mkdir", ["-p", prefix + "/bin/notifyd"])
-    let result = try install(prefix)
+    _ = try await Products.runCommandAsync("mkdir", ["-p", prefix + "/bin/notifyd"])
+    let result = try await install(prefix)
     #expect(result.status == 1, "\(result)")
     #expect(result.error.contains("a directory is in the way"), "\(result)")
     #expect(result.error.contains("nothing was installed into \(prefix)"), "\(result)")
-    let left = try Products.runCommand("find", [prefix]).output.split(separator: "\n")
+    let left = try await Products.runCommandAsync("find", [prefix]).output.split(separator: "\n")
     #expect(
       left == [Substring(prefix), Substring(prefix + "/bin"), Substring(prefix + "/bin/notifyd")],
       "\(left)")
   }
 
-  @Test func theInstalledToolsWorkWithNoSetupStep() throws {
+  @Test func theInstalledToolsWorkWithNoSetupStep() async throws {
     let directory = try Package.temporaryDirectory()
     defer {
       if let text = readText(directory + "/run/notifybus/bus.pid"),
@@ -238,10 +240,10 @@ struct InstallScriptTests {
       Subprocess.removeTree(directory)
     }
     let prefix = directory + "/prefix"
-    let first = try install(prefix)
+    let first = try await install(prefix)
     #expect(first.status == 0, "\(first)")
     #expect(first.output.hasPrefix("installed NotifyBus "), "\(first)")
-    let again = try install(prefix)
+    let again = try await install(prefix)
     #expect(again.status == 0, "installing over an installation: \(again)")
     let service = try #require(
       readText(prefix + "/share/dbus-1/services/org.notifybus.Notify1.service"))
@@ -257,7 +259,7 @@ struct InstallScriptTests {
       "XDG_STATE_HOME": directory + "/state", "DBUS_SESSION_BUS_ADDRESS": "",
       "NOTIFYBUS_BUS_ADDRESS": "", "INVOCATION_ID": "", "JOURNAL_STREAM": "",
     ]
-    let state = try Products.runCommand(
+    let state = try await Products.runCommandAsync(
       "sh",
       ["-c", "\"$1/notifyutil\" -s foo 5 && \"$1/notifyutil\" -g foo", "sh", prefix + "/bin"],
       environment: environment)
@@ -265,7 +267,8 @@ struct InstallScriptTests {
     #expect(
       readText(directory + "/data/notifybus/dbus-1/services/org.notifybus.Notify1.service") == nil,
       "the installed service file serves; none is generated")
-    _ = try Products.runCommand(prefix + "/bin/notifybus", ["stop"], environment: environment)
+    _ = try await Products.runCommandAsync(
+      prefix + "/bin/notifybus", ["stop"], environment: environment)
   }
 }
 
@@ -285,8 +288,9 @@ enum Package {
   }
 
   /// The directory of the toolchain's libraries, which nothing packaged may point into.
-  static func toolchainDirectory() throws -> String {
-    let swiftc = try Products.runCommand("sh", ["-c", "readlink -f \"$(command -v swiftc)\""])
+  static func toolchainDirectory() async throws -> String {
+    let swiftc = try await Products.runCommandAsync(
+      "sh", ["-c", "readlink -f \"$(command -v swiftc)\""])
     let path = swiftc.output.trimmingNewline()
     return String(path.split(separator: "/").dropLast(2).map { "/" + $0 }.joined())
   }

@@ -5,7 +5,25 @@
 // over D-Bus. The layers, lowest first, are listed below; a layer never imports a
 // higher one. See README.md and Protocol/.
 
+import Foundation
 import PackageDescription
+
+/// The package's directory, for linker options that need an absolute path.
+let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+
+/// The Swift toolchain's `usr/lib/swift`, which holds the `dispatch` and `Block` headers the
+/// C benchmark of the C library compiles with (SwiftPM gives C targets no path to them).
+let toolchainSwiftDirectory: String = {
+  for directory in (Context.environment["PATH"] ?? "").split(separator: ":") {
+    let swiftc = URL(fileURLWithPath: "\(directory)/swiftc").resolvingSymlinksInPath()
+    let candidate = swiftc.deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("lib/swift")
+    if FileManager.default.fileExists(atPath: candidate.path + "/dispatch/dispatch.h") {
+      return candidate.path
+    }
+  }
+  return "/usr/lib/swift"
+}()
 
 let package = Package(
   name: "NotifyBus",
@@ -25,6 +43,9 @@ let package = Package(
     .executable(name: "readlater", targets: ["readlater"]),
     .library(name: "NotifyServer", targets: ["NotifyServer"]),
     .executable(name: "notifyd", targets: ["notifyd"]),
+    /// Darwin's notify(3) C API: built as libnotifybus-c.so (the `notifybus` command has the
+    /// plain name), installed as libnotifybus.so.1 (its soname), notify.h.
+    .library(name: "notifybus-c", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -107,6 +128,26 @@ let package = Package(
     .target(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
 
+    /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
+    .target(name: "CNotifyDispatch"),
+    /// The notify(3) C functions of `notify.h` and `notify_private.h` over Notify, with C
+    /// linkage; the `notifybus-c` product makes it libnotifybus.so.1 (Protocol/c-api.md).
+    .target(
+      name: "NotifyCAPI",
+      dependencies: ["Notify", "CNotifyDispatch"],
+      exclude: ["include", "libnotifybus.map", "pkgconfig"]
+    ),
+    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus-c` product only.
+    .target(
+      name: "NotifyCAPILinkage",
+      linkerSettings: [
+        .unsafeFlags([
+          "-Xlinker", "-soname=libnotifybus.so.1",
+          "-Xlinker", "--version-script=\(packageDirectory)/Sources/NotifyCAPI/libnotifybus.map",
+        ])
+      ]
+    ),
+
     // MARK: - Tools
 
     /// `notify-post NAME...`: post notifications.
@@ -161,6 +202,16 @@ let package = Package(
 
     /// The C baseline: the same measurements written directly against libdbus.
     .target(name: "CBaseline", dependencies: ["CDBus"], path: "Benchmarks/CBaseline"),
+    /// The C library's side of the notify benchmarks: CBaseline's measurements on `notify.h`.
+    .target(
+      name: "CNotifyBench",
+      dependencies: ["NotifyCAPI"],
+      path: "Benchmarks/CNotifyBench",
+      cSettings: [
+        .headerSearchPath("../../Sources/NotifyCAPI/include"),
+        .unsafeFlags(["-fblocks", "-I", toolchainSwiftDirectory]),
+      ]
+    ),
     /// The C baseline for argument parsing: glibc's `getopt_long`.
     .target(name: "CCommandLineBaseline", path: "Benchmarks/CCommandLineBaseline"),
     /// `swift run -c release notifybus-bench`: every benchmark against its baseline.
@@ -169,6 +220,7 @@ let package = Package(
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
+        "CNotifyBench",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -257,6 +309,12 @@ let package = Package(
       name: "DocumentationTests",
       dependencies: ["Handoff", "DBus", "Notify", "TestSupport", "SystemSupport"]
     ),
+    /// The C library through C programs built with clang and gcc against an installed copy.
+    .testTarget(
+      name: "NotifyCAPITests",
+      dependencies: ["DBus", "TestSupport", "SystemSupport", "notifyd"],
+      exclude: ["Programs"]
+    ),
     .testTarget(
       name: "DBusTests",
       dependencies: ["DBus", "DBusCore", "TestSupport", "SystemSupport", "dbus-test-peer"]
@@ -267,7 +325,11 @@ let package = Package(
 
 // Settings for every Swift target, one line each with its reason.
 for target in package.targets
-where target.type != .system && !["CBaseline", "CCommandLineBaseline"].contains(target.name) {
+where target.type != .system
+  && ![
+    "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
+  ].contains(target.name)
+{
   var settings = target.swiftSettings ?? []
   // SE-0335: existential types are spelled `any P`.
   settings.append(.enableUpcomingFeature("ExistentialAny"))

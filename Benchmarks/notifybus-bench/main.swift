@@ -10,7 +10,8 @@
 #endif
 
 let suites: [any BenchmarkSuite.Type] = [
-  DBusSuite.self, NotifySuite.self, ItemCodecSuite.self, SpoolSuite.self, CommandLineSuite.self,
+  DBusSuite.self, NotifySuite.self, CLibrarySuite.self, ItemCodecSuite.self, SpoolSuite.self,
+  CommandLineSuite.self,
   HandoffSuite.self,
   NotifydSuite.self,
 ]

@@ -17,6 +17,7 @@ extension NotifyCenter {
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/serverNotFound`` when no
   ///   `notifyd` answers, ``NotifyStatus/notAuthorized`` when it refuses.
   public func state(of name: NotifyName) async throws(NotifyError) -> UInt64 {
+    try checkUsable()
     if name.isProcessLocal { return registry.withLock { $0.localState[name] ?? 0 } }
     let reply = try await callService(NotifyWire.getState(name))
     guard case .uint64(let value)? = reply.body.first else {
@@ -31,6 +32,7 @@ extension NotifyCenter {
   ///
   /// - Throws: As ``state(of:)``.
   public func setState(_ value: UInt64, for name: NotifyName) async throws(NotifyError) {
+    try checkUsable()
     if name.isProcessLocal {
       registry.withLock { $0.localState[name] = value }
       return

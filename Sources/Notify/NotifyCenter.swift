@@ -51,6 +51,8 @@ public final class NotifyCenter: Sendable {
   /// its changes.
   let serviceOwner = Mutex<(name: String?, generation: UInt64)>((nil, 0))
   let registry = Mutex(Registry())
+  /// ``NotifyProcess``'s fork generation when the center was made (see `NotifyProcess.swift`).
+  let forkGeneration = NotifyProcess.generation
   private let postSequence = Atomic<UInt64>(0)
 
   /// Tokens are unique across every center of the process.
@@ -146,6 +148,7 @@ public final class NotifyCenter: Sendable {
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/failed`` when the connection
   ///   is closed or its send queue is full.
   public func post(_ name: NotifyName) throws(NotifyError) {
+    try checkUsable()
     if name.isProcessLocal {
       let centers = Self.processCenters.withLock { $0.compactMap(\.center) }
       for center in centers { center.deliver(name, to: .name(name), sender: nil, sequence: nil) }
@@ -213,6 +216,7 @@ public final class NotifyCenter: Sendable {
   public func registerFileDescriptor(_ name: NotifyName, reusing fileDescriptor: CInt? = nil)
     async throws(NotifyError) -> (token: NotifyToken, fileDescriptor: CInt)
   {
+    try checkUsable()
     let ends = try registry.withLock { registry throws(NotifyError) -> (CInt, CInt) in
       if let fileDescriptor {
         guard let write = registry.pipes[fileDescriptor]?.write else {
@@ -311,9 +315,10 @@ public final class NotifyCenter: Sendable {
     return NotifyEvents(tokens: tokens, stream: stream)
   }
 
-  private func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
+  func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
     -> NotifyToken
   {
+    try checkUsable()
     let raw = Self.lastToken.add(1, ordering: .relaxed).newValue
     guard raw > 0 else { throw NotifyError(.failed, "this process has used every token") }
     let token = NotifyToken(rawValue: raw)
@@ -418,6 +423,8 @@ public final class NotifyCenter: Sendable {
         continuation.yield(event)
       case .signal(let number):
         kill(getpid(), number)
+      case .immediate(let handler, let token):
+        handler(token)
       }
     }
   }
@@ -430,7 +437,8 @@ public final class NotifyCenter: Sendable {
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
   ///   that is not live.
   public func check(_ token: NotifyToken) throws(NotifyError) -> Bool {
-    try registry.withLock { registry throws(NotifyError) in
+    try checkUsable()
+    return try registry.withLock { registry throws(NotifyError) in
       guard var registration = registry.registrations[token] else { throw Self.invalid(token) }
       let changed = registration.postCount != registration.checkedCount
       registration.checkedCount = registration.postCount
@@ -461,6 +469,7 @@ public final class NotifyCenter: Sendable {
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
   ///   that is not live.
   public func cancel(_ token: NotifyToken) throws(NotifyError) {
+    try checkUsable()
     let (removed, unsubscribe) = registry.withLock { $0.remove(token) }
     guard let removed else { throw Self.invalid(token) }
     if case .stream(let continuation) = removed.delivery {
@@ -478,7 +487,7 @@ public final class NotifyCenter: Sendable {
 
   /// Whether `token` is a live registration of this center.
   public func isValid(_ token: NotifyToken) -> Bool {
-    registry.withLock { $0.registrations[token] != nil }
+    !isInherited && registry.withLock { $0.registrations[token] != nil }
   }
 
   /// Pauses delivery to a registration.
@@ -488,6 +497,7 @@ public final class NotifyCenter: Sendable {
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
   ///   that is not live.
   public func suspend(_ token: NotifyToken) throws(NotifyError) {
+    try checkUsable()
     try registry.withLock { registry throws(NotifyError) in
       guard registry.registrations[token] != nil else { throw Self.invalid(token) }
       registry.registrations[token]?.suspendCount += 1
@@ -499,6 +509,7 @@ public final class NotifyCenter: Sendable {
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
   ///   that is not live, or ``NotifyStatus/invalidRequest`` when it is not suspended.
   public func resume(_ token: NotifyToken) throws(NotifyError) {
+    try checkUsable()
     let actions = try registry.withLock { registry throws(NotifyError) in
       try registry.resume(token)
     }
@@ -507,7 +518,8 @@ public final class NotifyCenter: Sendable {
 
   /// The name a token watches, for name registrations.
   public func name(of token: NotifyToken) throws(NotifyError) -> NotifyName? {
-    try registry.withLock { registry throws(NotifyError) in
+    try checkUsable()
+    return try registry.withLock { registry throws(NotifyError) in
       guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
       if case .name(let name) = registration.subject { return name }
       return nil

@@ -12,10 +12,12 @@ enum Delivery {
   case signal(CInt)
   /// Yield an event to a stream.
   case stream(AsyncStream<NotifyEvent>.Continuation)
+  /// Call a handler where the post is recorded (``NotifyCenter/register(_:immediate:)``).
+  case immediate(@Sendable (NotifyToken) -> Void)
 
   var typeName: String {
     switch self {
-    case .dispatch: "dispatch"
+    case .dispatch, .immediate: "dispatch"
     case .check: "check"
     case .fileDescriptor: "file"
     case .signal: "signal"

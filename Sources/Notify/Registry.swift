@@ -18,6 +18,7 @@ struct Registry {
     case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void, NotifyToken)
     case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
     case signal(CInt)
+    case immediate(@Sendable (NotifyToken) -> Void, NotifyToken)
   }
 
   /// A name or namespace and its registrations.
@@ -156,7 +157,7 @@ struct Registry {
     return actions
   }
 
-  private mutating func deliver(
+  mutating func deliver(
     _ event: NotifyEvent, to registration: inout Registration, into actions: inout [Action]
   ) {
     switch registration.delivery {
@@ -173,6 +174,8 @@ struct Registry {
       actions.append(.signal(number))
     case .stream(let continuation):
       actions.append(.yield(continuation, event))
+    case .immediate(let handler):
+      actions.append(.immediate(handler, registration.token))
     }
     deliveries += 1
   }

@@ -124,6 +124,16 @@ extension NotifyServer {
   private func perform(_ request: ServiceRequest, caller: ServerState.Caller?)
     throws(DBusError) -> [DBusValue]
   {
+    if let (operation, name) = request.write, operation == .setState,
+      name == NotifyWire.serverVersionName
+    {
+      state.withLock { $0.statistics.denied += 1 }
+      throw DBusError(
+        .accessDenied, "'\(name)' reports notifyd's version and pid; only notifyd sets it")
+    }
+    if case .getState(let name) = request, name == NotifyWire.serverVersionName {
+      return [.uint64(NotifyWire.serverVersionState(processID: UInt32(bitPattern: getpid())))]
+    }
     if let (operation, name) = request.write, let caller {
       if let reason = accessPolicy.check(
         operation, name.rawValue, user: caller.user, groups: caller.groups)

@@ -409,3 +409,26 @@ struct NotifydServiceTests {
     _ = daemon
   }
 }
+
+/// `org.notifybus.notifyd.version`, Darwin's `com.apple.system.notify.ipc_version`.
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+struct NotifydVersionNameTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  @Test func theVersionNameReportsPidAndInterfaceVersionAndOnlyNotifydSetsIt() async throws {
+    let notifyd = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let center = try await NotifyCenter.connect(to: .address(bus.address))
+    let version = try await center.serverVersion()
+    #expect(version.version == 1)
+    #expect(version.processID == notifyd.process.pid)
+    do {
+      try await center.setState(5, for: NotifyWire.serverVersionName)
+      Issue.record("SetState of the version name succeeded")
+    } catch {
+      #expect(error.status == .notAuthorized)
+    }
+    #expect(try await center.serverVersion().processID == notifyd.process.pid)
+  }
+}

@@ -10,6 +10,11 @@
 /// latency in microseconds to `samples`. Returns 0, or -1 on error.
 int cbaseline_latency(const char *address, int count, double *samples);
 
+/// Like cbaseline_latency, but each signal's handler runs on a libdispatch serial queue
+/// (the receiving thread queues it with dispatch_async_f), as a C program with dispatch
+/// handlers written on libdbus would: the delivery contract of notify_register_dispatch.
+int cbaseline_dispatch_latency(const char *address, int count, double *samples);
+
 /// Measures 1 -> 1 signal throughput: one connection sends `count` signals as fast as
 /// the bus takes them (flushing when more than 256 KiB is queued), another receives
 /// them. Returns signals per second, or a negative value on error.

@@ -1,0 +1,93 @@
+import CBaseline
+import CNotifyBench
+import DBus
+
+#if canImport(Glibc)
+  @preconcurrency import Glibc
+#endif
+
+/// The C library (`notify.h`) against the same C measurements on libdbus (CBaseline).
+///
+/// It measures post → handler latency (also against libdbus with its handler on a dispatch
+/// queue, the same delivery contract, and by file descriptor) and posts per second, and runs libnotify.md's 100,000 parallel {register_check, cancel, register_dispatch,
+/// cancel, post} rounds on a plain and a `self.` name and reports any call that failed.
+///
+/// The C code calls the library's functions linked into this executable: the same code as
+/// libnotifybus.so.1, without the dynamic loader's symbol lookup.
+enum CLibrarySuite: BenchmarkSuite {
+  static let name = "capi"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    let bus = try BenchBus()
+    cnotify_use_bus(bus.address.rawValue)
+    let latencyCount = max(200, Int(2000 * scale))
+    let throughputCount = max(2000, Int(40_000 * scale))
+    var ours: [Double] = []
+    var theirs: [Double] = []
+    var dispatchBaseline: [Double] = []
+    var descriptor: [Double] = []
+    var rates: [Double] = []
+    var cRates: [Double] = []
+    for round in 0..<3 {
+      var samples = [Double](repeating: 0, count: latencyCount)
+      guard cnotify_latency("bench.capi.latency", CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C library latency run \(round) failed")
+      }
+      ours += samples.dropFirst(latencyCount / 10)
+      guard cbaseline_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C libdbus latency run \(round) failed")
+      }
+      theirs += samples.dropFirst(latencyCount / 10)
+      guard cbaseline_dispatch_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0
+      else { throw DBusError(.failed, "the C libdbus dispatch latency run \(round) failed") }
+      dispatchBaseline += samples.dropFirst(latencyCount / 10)
+      guard cnotify_fd_latency("bench.capi.descriptor", CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C library descriptor latency run \(round) failed")
+      }
+      descriptor += samples.dropFirst(latencyCount / 10)
+      let rate = cnotify_throughput("bench.capi.throughput", CInt(throughputCount))
+      let cRate = cbaseline_throughput(bus.address.rawValue, CInt(throughputCount))
+      guard rate > 0, cRate > 0 else {
+        throw DBusError(.failed, "a throughput run failed (library \(rate), libdbus \(cRate))")
+      }
+      rates.append(rate)
+      cRates.append(cRate)
+    }
+    let latency = Percentiles(ours)
+    let cLatency = Percentiles(theirs)
+    let rounds = max(10_000, Int(100_000 * scale))
+    for name in ["com.example.test", "self.example.test"] {
+      var seconds = 0.0
+      let failures = cnotify_parallel_rounds(name, CInt(rounds), &seconds)
+      fputs(
+        "capi: \(rounds) parallel rounds on \(name) in \(Report.format(seconds)) s, "
+          + "\(failures) calls not OK\n", stderr)
+      if failures != 0 {
+        throw DBusError(.failed, "\(failures) calls of the parallel rounds on \(name) failed")
+      }
+    }
+    return [
+      BenchmarkRow(
+        name: "C API post→handler latency p50", unit: "µs", subject: latency[0.5],
+        baselineName: "C libdbus signal", baseline: cLatency[0.5], higherIsBetter: false,
+        target: 1.2),
+      BenchmarkRow(
+        name: "C API post→handler latency p99", unit: "µs", subject: latency[0.99],
+        baselineName: "C libdbus signal", baseline: cLatency[0.99], higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "C API post→handler latency p50", unit: "µs", subject: latency[0.5],
+        baselineName: "C libdbus + dispatch handler", baseline: Percentiles(dispatchBaseline)[0.5],
+        higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "C API post→descriptor latency p50", unit: "µs",
+        subject: Percentiles(descriptor)[0.5],
+        baselineName: "C libdbus signal", baseline: cLatency[0.5], higherIsBetter: false,
+        target: nil),
+      BenchmarkRow(
+        name: "C API posts/s 1→1", unit: "posts/s", subject: median(rates),
+        baselineName: "C libdbus", baseline: median(cRates), higherIsBetter: true,
+        target: 1 / 1.2),
+    ]
+  }
+}

@@ -1,0 +1,145 @@
+import Dispatch
+import Notify
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// The process's notify state behind the C functions of `notify.h`: one ``NotifyCenter``,
+/// connected on first use to the automatic bus (`NOTIFYBUS_BUS_ADDRESS`, the session bus,
+/// else the embedded bus), and the few facts about tokens the C interface needs beyond it.
+///
+/// Every function may be called from any thread. The functions that must wait (the first
+/// connection, a registration, state) block the calling thread until a task on the Swift
+/// concurrency pool has done the work; Swift code should use the Notify module instead.
+final class CLibrary: Sendable {
+  static let shared = CLibrary()
+
+  private let current = Mutex<NotifyCenter?>(nil)
+  /// Serializes connection attempts, so concurrent first calls make one connection.
+  private let connecting = Mutex<Void>(())
+  /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
+  let plainTokens = Mutex<Set<Int32>>([])
+
+  /// The center, connecting when there is none yet.
+  ///
+  /// - Returns: The center, or the status to return: `NOTIFY_STATUS_OPT_DISABLE` when
+  ///   disabled or in a `fork()` child of a process that used notify,
+  ///   `NOTIFY_STATUS_SERVER_NOT_FOUND` when no bus answers (the next call tries again).
+  func center() -> Result<NotifyCenter, CStatus> {
+    if NotifyProcess.isDisabled { return .failure(.optionDisabled) }
+    if let existing = current.withLock({ $0 }) {
+      return existing.isInherited ? .failure(.optionDisabled) : .success(existing)
+    }
+    return connecting.withLock { _ -> Result<NotifyCenter, CStatus> in
+      if let existing = current.withLock({ $0 }) { return .success(existing) }
+      switch waitFor({ () async throws(NotifyError) -> NotifyCenter in
+        try await NotifyCenter.connect()
+      }) {
+      case .success(let center):
+        current.withLock { $0 = center }
+        return .success(center)
+      case .failure(let error):
+        return .failure(CStatus(error))
+      }
+    }
+  }
+
+  /// The center, if one was made; token functions never connect, since a token can only
+  /// come from a center.
+  func existingCenter() -> Result<NotifyCenter, CStatus> {
+    if NotifyProcess.isDisabled { return .failure(.optionDisabled) }
+    guard let existing = current.withLock({ $0 }) else { return .failure(.invalidToken) }
+    return existing.isInherited ? .failure(.optionDisabled) : .success(existing)
+  }
+}
+
+/// Runs `body` on the Swift concurrency pool and blocks the calling thread until it ends.
+func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws(NotifyError) -> T)
+  -> Result<T, NotifyError>
+{
+  let completion = Completion<T>()
+  Task.detached {
+    let result: Result<T, NotifyError>
+    do throws(NotifyError) {
+      result = .success(try await body())
+    } catch {
+      result = .failure(error)
+    }
+    completion.finish(result)
+  }
+  return completion.wait()
+}
+
+/// The result of ``waitFor(_:)``'s task, handed to the waiting thread.
+private final class Completion<T: Sendable>: Sendable {
+  private let value = Mutex<Result<T, NotifyError>?>(nil)
+  private let done = DispatchSemaphore(value: 0)
+
+  func finish(_ result: Result<T, NotifyError>) {
+    value.withLock { $0 = result }
+    done.signal()
+  }
+
+  func wait() -> Result<T, NotifyError> {
+    done.wait()
+    return value.withLock { $0! }
+  }
+}
+
+/// A `NOTIFY_STATUS_*` value.
+struct CStatus: Error, Equatable {
+  let rawValue: UInt32
+
+  init(_ status: NotifyStatus) { rawValue = status.rawValue }
+  init(_ error: NotifyError) { rawValue = error.status.rawValue }
+
+  static let ok = CStatus(.ok)
+  static let invalidName = CStatus(.invalidName)
+  static let invalidToken = CStatus(.invalidToken)
+  static let invalidPort = CStatus(.invalidPort)
+  static let invalidFile = CStatus(.invalidFile)
+  static let invalidRequest = CStatus(.invalidRequest)
+  static let optionDisabled = CStatus(.optionDisabled)
+  static let nullInput = CStatus(.nullInput)
+  static let failed = CStatus(.failed)
+}
+
+extension Result where Failure == CStatus {
+  /// The status of a finished call.
+  var status: UInt32 {
+    switch self {
+    case .success: CStatus.ok.rawValue
+    case .failure(let status): status.rawValue
+    }
+  }
+}
+
+/// Reads a C name, at most 512 bytes of it.
+///
+/// NULL, longer than 511 bytes, not UTF-8 or otherwise invalid names give
+/// `NOTIFY_STATUS_INVALID_NAME`.
+func notifyName(_ pointer: UnsafePointer<CChar>?) -> Result<NotifyName, CStatus> {
+  guard let pointer else { return .failure(.invalidName) }
+  let length = strnlen(pointer, NotifyName.maximumLength + 1)
+  guard length <= NotifyName.maximumLength else { return .failure(.invalidName) }
+  let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length)
+  guard let text = String(validating: bytes, as: UTF8.self), let name = try? NotifyName(text)
+  else { return .failure(.invalidName) }
+  return .success(name)
+}
+
+/// Stores a new token through `out`, or `NOTIFY_TOKEN_INVALID` when registration failed.
+func store(_ result: Result<NotifyToken, CStatus>, in out: UnsafeMutablePointer<Int32>) -> UInt32 {
+  switch result {
+  case .success(let token):
+    out.pointee = token.rawValue
+    return CStatus.ok.rawValue
+  case .failure(let status):
+    out.pointee = -1
+    return status.rawValue
+  }
+}

@@ -1,0 +1,213 @@
+import DBus
+import SystemSupport
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The C library (`notify.h`, libnotifybus.so.1) exercised by C programs, each run against
+/// a private `dbus-daemon` (and a `notifyd` where state is involved); libnotify.md §4 and §7.
+///
+/// The tests run one at a time: several of these programs keep both of this machine's cores
+/// busy, which would make other suites' timing-sensitive tests flaky.
+@Suite(
+  .enabled(if: PrivateBus.isAvailable && CPrograms.isAvailable), .serialized,
+  .timeLimit(.minutes(5)))
+struct CAPITests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  /// The environment of a program: this bus, and no other.
+  var environment: [String: String] {
+    ["NOTIFYBUS_BUS_ADDRESS": bus.address.rawValue, "DBUS_SESSION_BUS_ADDRESS": "disabled:"]
+  }
+
+  /// Runs a built program and expects it to exit with `status` (its failures are printed).
+  @discardableResult
+  func run(
+    _ name: String, _ arguments: [String] = [], gcc: Bool = false, status: CInt = 0,
+    timeout: Int = 120
+  ) throws -> Products.Result {
+    let result = try Products.runCommand(
+      try CPrograms.path(name, gcc: gcc), arguments, environment: environment, timeout: timeout)
+    #expect(result.status == status, "\(name): \(result)")
+    return result
+  }
+
+  @Test func theProgramsBuildWithClangAndTheBlockFreeOnesWithGcc() throws {
+    #expect(throws: Never.self, "\(CPrograms.build)") { try CPrograms.build.get() }
+  }
+
+  @Test func firstCheckIsTrueThenFalseUntilAPost() throws {
+    try run("check_and_dispatch")
+  }
+
+  @Test func onePostRunsTenHandlersOnceAndAHandlerCancelsItsOwnToken() throws {
+    try run("dispatch_fanout")
+  }
+
+  @Test func suspendThenOneDeliveryOnResume() throws {
+    try run("suspend_resume")
+  }
+
+  @Test func fiveHundredDescriptorRegistrationsEachGetTheirBigEndianToken() throws {
+    try run("fd_reuse")
+    try run("fd_reuse", gcc: true)
+  }
+
+  @Test func signalRegistrationsCountPostsNotRawSignals() throws {
+    try run("signal_delivery")
+    try run("signal_delivery", gcc: true)
+  }
+
+  @Test func badInputReturnsDarwinsStatusesAndNeverCrashes() throws {
+    try run("bad_input")
+    try run("bad_input", gcc: true)
+  }
+
+  /// The 100,000 rounds, reduced to 5,000 here.
+  ///
+  /// 100,000 take about 31 s of both cores in a debug build on this machine (27.3 s on the
+  /// plain name, 4.0 s on the self. name, all OK), measured once; `notifybus-bench capi`
+  /// runs the full 100,000 in release.
+  @Test func parallelRegisterCancelPostRoundsAllReturnOK() throws {
+    let result = try run("parallel", ["5000"], timeout: 240)
+    #expect(result.output.contains("com.example.test: 5000 rounds"))
+    #expect(result.output.contains("self.example.test: 5000 rounds"))
+  }
+
+  @Test func registrationsWorkAfterExec() throws {
+    try run("exec_again", status: 42)
+  }
+
+  @Test func forkDisablesTheChildAndTheParentKeepsWorking() throws {
+    try run("fork_child")
+  }
+
+  @Test func monitorFilePostsOncePerCreateWriteAndUnlink() throws {
+    let directory = bus.directory + "/watched"
+    mkdir(directory, 0o700)
+    try run("monitor_file", [directory])
+  }
+
+  @Test func aDeadBusReturnsServerNotFoundAndALaterCallWorks() throws {
+    // A bus of its own, killed before the program starts and restarted while it waits.
+    let deadBus = try PrivateBus()
+    deadBus.kill()
+    for gcc in [false, true] {
+      let go = deadBus.directory + "/go-\(gcc)"
+      let program = try Subprocess.spawn(
+        try CPrograms.path("dead_bus", gcc: gcc), arguments: [go],
+        environment: Products.currentEnvironment().merging(
+          [
+            "NOTIFYBUS_BUS_ADDRESS": deadBus.address.rawValue,
+            "DBUS_SESSION_BUS_ADDRESS": "disabled:",
+          ]
+        ) { $1 }, captureOutput: true, captureError: true)
+      #expect(program.readLine(milliseconds: 30_000) == "waiting")
+      try deadBus.start()
+      _ = open(go, O_WRONLY | O_CREAT, 0o600)
+      let (output, errors) = program.readToEnd(milliseconds: 60_000)
+      #expect(program.wait() == .exited(0), "\(output)\(errors)")
+      deadBus.kill()
+    }
+  }
+
+  @Test func stateSetByOneProcessIsReadByAnother() async throws {
+    let notifyd = try await Notifyd(bus: bus)
+    _ = notifyd
+    try run("state", ["set", "org.notifybus.test.shared", "9876543210"])
+    let read = try run("state", ["get", "org.notifybus.test.shared"])
+    #expect(read.output.hasPrefix("9876543210\n"))
+  }
+
+  @Test func theVersionNameReportsNotifydsPidAndInterfaceVersion() async throws {
+    let notifyd = try await Notifyd(bus: bus)
+    let result = try run("state", ["version"])
+    #expect(result.output.hasPrefix("pid \(notifyd.process.pid) version 1\n"), "\(result)")
+  }
+
+  @Test func registrationsAndStateSurviveANotifydRestart() async throws {
+    var notifyd: Notifyd? = try await Notifyd(bus: bus)
+    let go = bus.directory + "/go"
+    let program = try Subprocess.spawn(
+      try CPrograms.path("state"), arguments: ["survive", "org.notifybus.test.survive", go],
+      environment: Products.currentEnvironment().merging(environment) { $1 }, captureOutput: true,
+      captureError: true)
+    #expect(program.readLine(milliseconds: 30_000) == "ready")
+    let firstPid = notifyd?.process.pid
+    notifyd = nil  // SIGKILL: no state file is written at exit
+    notifyd = try await Notifyd(bus: bus)
+    #expect(notifyd?.process.pid != firstPid)
+    _ = open(go, O_WRONLY | O_CREAT, 0o600)
+    let (output, errors) = program.readToEnd(milliseconds: 60_000)
+    #expect(program.wait() == .exited(0), "\(output)\(errors)")
+    let version = try run("state", ["version"])
+    #expect(version.output.hasPrefix("pid \(notifyd!.process.pid) "), "\(version)")
+  }
+
+  @Test func optionsPeekAndDumpStatus() async throws {
+    let notifyd = try await Notifyd(bus: bus)
+    _ = notifyd
+    try run("options_peek", [bus.directory + "/report.txt"])
+  }
+
+  @Test func theCExampleWatchesAndPosts() throws {
+    let result = try run("notify-example", ["group.example.saved", "3"])
+    #expect(result.output.contains("posted group.example.saved (3 of 3)"))
+    let received = result.output.split(separator: "\n").filter {
+      $0.hasPrefix("received group.example.saved")
+    }
+    #expect(received.count == 3)
+    #expect(result.output.hasSuffix("check: posted since the last check\n"))
+    try run("notify-example", ["group.example.saved", "zero"], status: 64)
+  }
+
+  @Test func theLibraryExportsOnlyVersionedNotifySymbols() throws {
+    _ = try CPrograms.build.get()
+    let symbols = try Products.runCommand(
+      "objdump", ["-T", CPrograms.build.get().prefix + "/lib/libnotifybus.so.1"])
+    let exported = symbols.output.split(separator: "\n").filter {
+      $0.contains(" g ") && $0.contains(".text")
+    }
+    #expect(exported.count == 19, "\(exported)")
+    #expect(exported.allSatisfy { $0.contains("NOTIFYBUS_1") && $0.contains(" notify_") })
+    let dynamic = try Products.runCommand(
+      "readelf", ["-d", CPrograms.build.get().prefix + "/lib/libnotifybus.so.1"])
+    #expect(dynamic.output.contains("Library soname: [libnotifybus.so.1]"))
+  }
+}
+
+/// A `notifyd` on a test's bus, killed with `SIGKILL` when released.
+final class Notifyd {
+  let process: Subprocess
+
+  init(bus: PrivateBus) async throws {
+    process = try Subprocess.spawn(
+      Products.path("notifyd"),
+      arguments: ["--bus", bus.address.rawValue, "--state-file", bus.directory + "/notifyd.state"],
+      environment: Products.currentEnvironment().merging(["HOME": bus.directory]) { $1 },
+      captureOutput: false, errorFile: bus.directory + "/notifyd.log")
+    let connection = try await BusConnection.connect(to: .address(bus.address))
+    defer { Task { await connection.close() } }
+    let deadline = ContinuousClock.now + .seconds(20)
+    while ContinuousClock.now < deadline {
+      if let owner = try? await connection.owner(of: "org.notifybus.Notify1"),
+        let credentials = try? await connection.credentials(of: owner),
+        credentials.processID == UInt32(bitPattern: process.pid)
+      {
+        return
+      }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    throw DBusError(.timeout, "notifyd did not take org.notifybus.Notify1")
+  }
+
+  deinit {
+    process.kill(SIGKILL)
+    process.wait()
+  }
+}

@@ -82,7 +82,11 @@ enum Children {
     let after = residentBytes()
     print("ready \(after - before)")
     fflush(stdout)
-    while true { pause() }
+    // The center is not used again; an optimized build would release it (closing the
+    // connection, so the bus would hold none of the registrations) without this.
+    withExtendedLifetime(center) {
+      while true { pause() }
+    }
   }
 
   /// glibc's `malloc_trim`, which `Glibc` does not import: returns freed heap to the
@@ -90,9 +94,9 @@ enum Children {
   @_silgen_name("malloc_trim")
   static func mallocTrim(_ pad: Int) -> CInt
 
-  /// This process's resident set size, from `/proc/self/status`.
-  static func residentBytes() -> Int {
-    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+  /// A process's resident set size (this one's by default), from `/proc/PID/status`.
+  static func residentBytes(of pid: pid_t? = nil) -> Int {
+    guard let file = fopen("/proc/\(pid.map(String.init) ?? "self")/status", "r") else { return 0 }
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, 256, file) != nil {

@@ -13,7 +13,7 @@ let suites: [any BenchmarkSuite.Type] = [
   DBusSuite.self, NotifySuite.self, CLibrarySuite.self, ItemCodecSuite.self, SpoolSuite.self,
   CommandLineSuite.self,
   HandoffSuite.self,
-  NotifydSuite.self,
+  NotifydSuite.self, StuckReceiverSuite.self,
 ]
 
 if CommandLine.arguments.dropFirst().first == "--child" {

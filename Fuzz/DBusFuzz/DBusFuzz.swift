@@ -44,7 +44,9 @@ public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let name = try? NotifyName(text) {
       let interface = NotifyWire.interface(for: name)
       precondition(InterfaceName.isValid(interface.rawValue), "\(name) → \(interface)")
-      precondition(NotifyWire.postedName(in: NotifyWire.signal(for: name, sequence: 1)) == name)
+      precondition(
+        NotifyWire.postedName(in: NotifyWire.signal(for: name, sequence: 1, nameSequence: 1))
+          == name)
     }
     if let message = try? Message(marshalled: input), let name = NotifyWire.postedName(in: message)
     {

@@ -23,7 +23,8 @@ import SystemSupport
 /// adds every match rule again, requests its names again and reports each step through
 /// ``state`` and ``stateChanges()``. Messages sent while reconnecting wait in the queue
 /// and go out once connected; signals broadcast by others meanwhile are lost, since
-/// D-Bus has no replay.
+/// D-Bus has no replay. Releasing the last reference ends the connection at any point,
+/// reconnecting included.
 public actor BusConnection {
   /// Where a connection is in its life.
   public enum State: Hashable, Sendable {
@@ -48,6 +49,8 @@ public actor BusConnection {
 
   /// The libdbus connection; `nil` while reconnecting and after closing.
   var raw: OpaquePointer?
+  /// What `raw`'s message filter reaches this connection through.
+  private var filterTarget: FilterTarget?
   /// The current state.
   public private(set) var state: State = .connecting
   /// The address the connection reached.
@@ -134,8 +137,13 @@ public actor BusConnection {
     }
     dbus_connection_set_exit_on_disconnect(connection, 0)
     loop.attach(connection)
+    // libdbus owns the target until the filter is removed; the target holds this
+    // connection weakly (see FilterTarget).
+    let target = FilterTarget(self)
     dbus_connection_add_filter(
-      connection, messageFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
+      connection, messageFilter, Unmanaged.passRetained(target).toOpaque(),
+      { Unmanaged<FilterTarget>.fromOpaque($0!).release() })
+    filterTarget = target
     raw = connection
     self.address = address
     let hello = Message.methodCall(
@@ -163,8 +171,11 @@ public actor BusConnection {
     guard let connection = raw else { return }
     raw = nil
     outgoing.withLock { $0.target = nil }
-    dbus_connection_remove_filter(
-      connection, messageFilter, Unmanaged.passUnretained(self).toOpaque())
+    if let filterTarget {
+      dbus_connection_remove_filter(
+        connection, messageFilter, Unmanaged.passUnretained(filterTarget).toOpaque())
+      self.filterTarget = nil
+    }
     dbus_connection_close(connection)
     loop.detach(connection)
     dbus_connection_unref(connection)
@@ -180,29 +191,36 @@ public actor BusConnection {
     discardConnection()
     guard !isClosed, reconnectTask == nil else { return }
     setState(.reconnecting(attempt: 1))
-    reconnectTask = Task { await self.reconnect() }
-  }
-
-  private func reconnect() async {
-    var delay = Duration.milliseconds(25)
-    var attempt = 1
-    while !isClosed {
-      do {
-        try await open()
-        try await restoreRegistrations()
-        reconnectTask = nil
-        return
-      } catch {
-        discardConnection()
-        attempt += 1
-        setState(.reconnecting(attempt: attempt))
+    // The task holds the connection only while an attempt runs, not while it waits
+    // between attempts, so a connection released while its bus is gone still ends. It
+    // runs on the connection's thread, as the attempts do, so a busy concurrency pool
+    // does not delay it.
+    reconnectTask = Task(executorPreference: loop) { [weak self] in
+      var delay = Duration.milliseconds(25)
+      var attempt = 1
+      while await self?.reconnect(attempt: attempt) == false {
         try? await Task.sleep(for: delay)
-        // A local socket is cheap to try; a short cap brings the connection back soon after
-        // the bus does.
+        // A local socket is cheap to try; a short cap brings the connection back soon
+        // after the bus does.
         delay = min(delay * 2, .milliseconds(250))
+        attempt += 1
       }
     }
-    reconnectTask = nil
+  }
+
+  /// One reconnection attempt: whether it is over (connected, or closed meanwhile).
+  private func reconnect(attempt: Int) async -> Bool {
+    guard !isClosed else { return true }
+    if attempt > 1 { setState(.reconnecting(attempt: attempt)) }
+    do {
+      try await open()
+      try await restoreRegistrations()
+      reconnectTask = nil
+      return true
+    } catch {
+      discardConnection()
+      return isClosed
+    }
   }
 
   /// Adds every match rule again and requests every owned name again.
@@ -398,8 +416,10 @@ public actor BusConnection {
     switch dbus_message_get_type(message) {
     case DBUS_MESSAGE_TYPE_SIGNAL:
       if dbus_message_is_signal(message, DBUS_INTERFACE_LOCAL, "Disconnected") != 0 {
-        // Tear down after libdbus has finished dispatching this message.
-        Task { self.connectionLost() }
+        // Tear down after libdbus has finished dispatching this message. Nothing started
+        // from a libdbus callback holds the connection strongly: it could outlive an
+        // isolated deinit that is already queued on the loop.
+        loop.execute { [weak self] in self?.assumeIsolated { $0.connectionLost() } }
         return DBUS_HANDLER_RESULT_HANDLED
       }
       deliverSignal(MessageCoding.decode(message))
@@ -508,10 +528,26 @@ final class ReplyBox {
   }
 }
 
+/// What libdbus's message filter reaches a ``BusConnection`` through: a weak reference.
+///
+/// Once a connection's last reference is gone, its isolated deinit waits on the event
+/// loop's queue while the loop may still dispatch messages (the bus's `Disconnected`
+/// among them). An unretained pointer to the connection would let such a message reach
+/// a connection whose deinit is pending, and anything that retained it then (a task)
+/// would outlive the deinit: the runtime aborts with "deallocated with non-zero retain
+/// count". The weak reference reads `nil` from the moment the last reference goes, so
+/// those messages are dropped; the deinit closes the connection anyway.
+final class FilterTarget: Sendable {
+  weak let connection: BusConnection?
+
+  init(_ connection: BusConnection) { self.connection = connection }
+}
+
 /// libdbus's filter function: every message dispatched on the connection passes here.
 private let messageFilter: DBusHandleMessageFunction = { _, message, data in
-  guard let message, let data else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-  let connection = Unmanaged<BusConnection>.fromOpaque(data).takeUnretainedValue()
+  guard let message, let data,
+    let connection = Unmanaged<FilterTarget>.fromOpaque(data).takeUnretainedValue().connection
+  else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
   // libdbus lends the message for this call only, on the loop thread, which is the
   // connection's executor: `assumeIsolated` checks that, so the pointer stays there.
   nonisolated(unsafe) let borrowed = message

@@ -1,16 +1,43 @@
 /// Generates `dbus-daemon` configuration files for the buses NotifyBus starts itself.
 package enum BusConfiguration {
+  /// The most bytes of messages the bus queues for one connection that does not read
+  /// (`max_outgoing_bytes`): 1 MiB.
+  ///
+  /// While less than this is queued, dbus-daemon queues one more message (so at most
+  /// one message passes the limit); beyond it, it drops what it would queue for that
+  /// connection (the sender is not told; NotifyBus receivers see the gap in the posters'
+  /// counts and resynchronize). dbus-daemon counts the messages' wire bytes, but holds about 3.8
+  /// times that in memory: a `Posted` signal of a 19-byte name is 160 bytes on the wire
+  /// and costs the daemon about 600 bytes queued (measured with dbus-daemon 1.14: 9,722
+  /// signals queued for a stopped receiver, 1,555,520 bytes by the daemon's count, 5.7 MB
+  /// more resident memory). So one stuck receiver costs the daemon about 4 MiB at most
+  /// (4.2 MiB for the smallest signals), where the session bus's 1 GB let 100,000 posts
+  /// grow it by 58 MB. A healthy receiver is far from the limit: NotifyBus connections
+  /// read every message as it arrives, and 1 MiB is over 6,000 posts of backlog.
+  package static let maximumOutgoingBytes = 1 << 20
+
+  /// The largest message the bus accepts (`max_message_size`): 32 MiB, dbus-daemon's own
+  /// default and the item codec's default limit, where the session bus allows 1 GB.
+  ///
+  /// It bounds the one message that may pass ``maximumOutgoingBytes``.
+  package static let maximumMessageSize = 32 << 20
+
   /// A session-style bus for one user at a Unix socket, with activation from
   /// `serviceDirectory` and the standard session service directories, and the
-  /// Debian session bus's generous limits.
+  /// Debian session bus's generous limits except two: at most
+  /// ``maximumOutgoingBytes`` queued for a connection and messages of at most
+  /// ``maximumMessageSize``.
   ///
   /// - Parameters:
   ///   - socketPath: Where the bus listens.
   ///   - serviceDirectory: A directory of `.service` files for activation.
   ///   - pidFile: Where the daemon writes its process id; defaults to `bus.pid` beside
   ///     the socket.
+  ///   - outgoingLimit: `max_outgoing_bytes`; ``maximumOutgoingBytes`` but for
+  ///     benchmarks that flood receivers and count every message.
   package static func embedded(
-    socketPath: String, serviceDirectory: String, pidFile: String? = nil
+    socketPath: String, serviceDirectory: String, pidFile: String? = nil,
+    outgoingLimit: Int = maximumOutgoingBytes
   ) -> String {
     let pidFile =
       pidFile
@@ -34,9 +61,9 @@ package enum BusConfiguration {
         </policy>
         <limit name="max_incoming_bytes">1000000000</limit>
         <limit name="max_incoming_unix_fds">250000000</limit>
-        <limit name="max_outgoing_bytes">1000000000</limit>
+        <limit name="max_outgoing_bytes">\(outgoingLimit)</limit>
         <limit name="max_outgoing_unix_fds">250000000</limit>
-        <limit name="max_message_size">1000000000</limit>
+        <limit name="max_message_size">\(maximumMessageSize)</limit>
         <limit name="service_start_timeout">120000</limit>
         <limit name="auth_timeout">240000</limit>
         <limit name="pending_fd_timeout">150000</limit>

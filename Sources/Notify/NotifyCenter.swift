@@ -53,7 +53,8 @@ public final class NotifyCenter: Sendable {
   let registry = Mutex(Registry())
   /// ``NotifyProcess``'s fork generation when the center was made (see `NotifyProcess.swift`).
   let forkGeneration = NotifyProcess.generation
-  private let postSequence = Atomic<UInt64>(0)
+  /// The count of this center's posts, and of its posts of each name.
+  private let postCounts = Mutex<(all: UInt64, names: PostCounts)>((0, PostCounts()))
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
@@ -154,7 +155,6 @@ public final class NotifyCenter: Sendable {
       for center in centers { center.deliver(name, to: .name(name), sender: nil, sequence: nil) }
       return
     }
-    let sequence = postSequence.add(1, ordering: .relaxed).newValue
     do {
       if isMediated {
         var call = NotifyWire.mediatedPost(name)
@@ -162,7 +162,13 @@ public final class NotifyCenter: Sendable {
         try connection.send(call)
         return
       }
-      try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+      // Counted and sent under one lock, so the counts go out in order.
+      try postCounts.withLock { counts throws(DBusError) in
+        counts.all += 1
+        try connection.send(
+          NotifyWire.signal(
+            for: name, sequence: counts.all, nameSequence: counts.names.next(for: name)))
+      }
     } catch {
       throw NotifyError(.failed, "cannot post '\(name)': \(error.message)")
     }
@@ -389,25 +395,48 @@ public final class NotifyCenter: Sendable {
       return
     }
     let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
-    deliver(name, to: subject, sender: message.sender?.rawValue, sequence: sequence)
+    let nameSequence = NotifyWire.nameSequence(in: message)
+    let sender = message.sender?.rawValue
+    if let sender, let nameSequence,
+      registry.withLock({ $0.isGap(from: sender, name: name, count: nameSequence) })
+    {
+      // The bus dropped posts on their way here: its queue for this connection was full
+      // (the process was stopped or starved). Any name may have lost posts, so every
+      // registration is told once, as after a reconnect; that delivery stands for this
+      // post too.
+      resynchronize(gap: true)
+      return
+    }
+    deliver(
+      name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence)
   }
 
   /// Marks every registration of `subject` as posted and delivers to those not
   /// suspended.
   func deliver(
     _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
-    resynchronization: Bool = false
+    nameSequence: UInt64? = nil
   ) {
     let actions = registry.withLock { registry in
       registry.post(
-        name, to: subject, sender: sender, sequence: sequence, resynchronization: resynchronization)
+        name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence,
+        resynchronization: false)
     }
     perform(actions)
   }
 
-  /// Delivers once to every registration after the bus came back.
-  private func resynchronize() {
-    let actions = registry.withLock { $0.resynchronizeAll() }
+  /// Delivers once to every registration: after the bus came back, or on a gap in a
+  /// poster's count (`gap`).
+  private func resynchronize(gap: Bool = false) {
+    let actions = registry.withLock { registry in
+      if gap {
+        registry.sequenceGaps += 1
+      } else {
+        // A new bus hands out the old unique names again.
+        registry.lastNameSequences.removeAll()
+      }
+      return registry.resynchronizeAll()
+    }
     perform(actions)
   }
 
@@ -445,6 +474,26 @@ public final class NotifyCenter: Sendable {
       registry.registrations[token] = registration
       return changed
     }
+  }
+
+  /// Whether a post reached the registration since the last check, counting every post
+  /// the bus routed before this call: the check Darwin's shared-memory tokens give.
+  ///
+  /// ``check(_:)`` answers from the posts this process has read. A post that another
+  /// process fenced (its ``synchronize()`` returned) is routed, but may still be on its
+  /// way here, so a plain check right after can miss it. This one first makes a round
+  /// trip to the bus (`org.freedesktop.DBus.Peer.Ping`): the bus queues its reply behind
+  /// every signal it routed here before, and this connection reads them in order, so the
+  /// post has been counted when the reply arrives. When the bus does not answer, it
+  /// answers from what has arrived (a reconnect then delivers to every registration).
+  ///
+  /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
+  ///   that is not live.
+  public func synchronizedCheck(_ token: NotifyToken) async throws(NotifyError) -> Bool {
+    try checkUsable()
+    guard isValid(token) else { throw Self.invalid(token) }
+    try? await connection.flush()
+    return try check(token)
   }
 
   /// How many posts reached the registration since it was made: a count where Darwin gives only
@@ -506,8 +555,10 @@ public final class NotifyCenter: Sendable {
 
   /// Undoes one ``suspend(_:)``; the last one delivers once if posts arrived meanwhile.
   ///
+  /// Resuming a token that is not suspended does nothing, as on Darwin (status 0).
+  ///
   /// - Throws: ``NotifyError`` with status ``NotifyStatus/invalidToken`` for a token
-  ///   that is not live, or ``NotifyStatus/invalidRequest`` when it is not suspended.
+  ///   that is not live.
   public func resume(_ token: NotifyToken) throws(NotifyError) {
     try checkUsable()
     let actions = try registry.withLock { registry throws(NotifyError) in
@@ -552,6 +603,9 @@ public final class NotifyCenter: Sendable {
     public var malformedSignals: Int
     /// Deliveries made (handlers queued, events yielded, bytes written, signals sent).
     public var deliveries: Int
+    /// Gaps seen in a poster's count of a name's posts: the bus dropped posts for this
+    /// center, and every registration was resynchronized.
+    public var sequenceGaps: Int
   }
 
   /// The current counters.
@@ -559,7 +613,8 @@ public final class NotifyCenter: Sendable {
     registry.withLock {
       Statistics(
         registrations: $0.registrations.count, subscriptions: $0.subjects.count,
-        malformedSignals: $0.malformedSignals, deliveries: $0.deliveries)
+        malformedSignals: $0.malformedSignals, deliveries: $0.deliveries,
+        sequenceGaps: $0.sequenceGaps)
     }
   }
 }

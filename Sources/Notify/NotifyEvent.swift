@@ -13,7 +13,10 @@ public struct NotifyEvent: Hashable, Sendable {
   public var sender: String?
   /// The poster's sequence number, when the signal carried one.
   public var sequence: UInt64?
-  /// Whether this delivery stands for posts possibly missed while the bus was down.
+  /// The poster's count of its posts of this name, when the signal carried one.
+  public var nameSequence: UInt64? = nil
+  /// Whether this delivery stands for posts possibly missed: the bus was down, or it
+  /// dropped signals for this receiver (a gap in a poster's ``nameSequence``).
   public var isResynchronization: Bool
 }
 

@@ -39,6 +39,16 @@ struct Registry {
   var pipes: [CInt: Pipe] = [:]
   var malformedSignals = 0
   var deliveries = 0
+  var sequenceGaps = 0
+  /// The last count of a name's posts seen from each poster, to see gaps; at most
+  /// ``maximumTrackedStreams`` entries.
+  var lastNameSequences: [PosterAndName: UInt64] = [:]
+  static let maximumTrackedStreams = 4096
+
+  struct PosterAndName: Hashable {
+    var sender: String
+    var name: NotifyName
+  }
   /// The state of `self.` names.
   var localState: [NotifyName: UInt64] = [:]
   /// The last state this process set for each name and when (nanoseconds since the
@@ -119,10 +129,27 @@ struct Registry {
     close(read)
   }
 
+  /// Records a poster's count of its posts of `name`: whether it shows posts missing
+  /// since the last count seen from that poster.
+  ///
+  /// The first count seen from a poster is a start, as is a count that does not go up
+  /// (the poster started counting over, or a second subscription sees the same signal).
+  /// When the table is full it starts over, which can miss a gap but never invents one.
+  mutating func isGap(from sender: String, name: NotifyName, count: UInt64) -> Bool {
+    let key = PosterAndName(sender: sender, name: name)
+    let last = lastNameSequences.updateValue(count, forKey: key)
+    if last == nil && lastNameSequences.count > Self.maximumTrackedStreams {
+      lastNameSequences.removeAll()
+      lastNameSequences[key] = count
+    }
+    guard let last else { return false }
+    return count > last && count - last > 1
+  }
+
   /// Records a post to every registration of `subject`.
   mutating func post(
     _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
-    resynchronization: Bool
+    nameSequence: UInt64? = nil, resynchronization: Bool
   ) -> [Action] {
     guard let tokens = subjects[subject]?.tokens else { return [] }
     var actions: [Action] = []
@@ -131,7 +158,7 @@ struct Registry {
       registration.postCount += 1
       let event = NotifyEvent(
         token: token, name: name, postCount: registration.postCount, sender: sender,
-        sequence: sequence, isResynchronization: resynchronization)
+        sequence: sequence, nameSequence: nameSequence, isResynchronization: resynchronization)
       if registration.suspendCount > 0 {
         registration.deferred = DeferredPost(event)
       } else {
@@ -190,9 +217,8 @@ struct Registry {
 
   mutating func resume(_ token: NotifyToken) throws(NotifyError) -> [Action] {
     guard var registration = registrations[token] else { throw NotifyCenter.invalid(token) }
-    guard registration.suspendCount > 0 else {
-      throw NotifyError(.invalidRequest, "token \(token) is not suspended")
-    }
+    // Darwin returns OK for a token that is not suspended, and so does nothing here.
+    guard registration.suspendCount > 0 else { return [] }
     registration.suspendCount -= 1
     var actions: [Action] = []
     if registration.suspendCount == 0, let deferred = registration.deferred {

@@ -6,7 +6,7 @@
 ///
 /// - `self.`: the name never leaves the process (``isProcessLocal``);
 /// - `user.uid.<N>` and `user.uid.<N>.…`: only user N or root may post or set state
-///   (enforced by `notifyd`).
+///   (enforced by `notifyd`); other names under `user.uid.` are root's alone.
 public struct NotifyName: Hashable, Sendable, Comparable, CustomStringConvertible,
   ExpressibleByStringLiteral
 {
@@ -46,16 +46,20 @@ public struct NotifyName: Hashable, Sendable, Comparable, CustomStringConvertibl
   /// Whether the name is private to this process (it starts with `self.`).
   public var isProcessLocal: Bool { rawValue.utf8.starts(with: "self.".utf8) }
 
-  /// For `user.uid.N` and `user.uid.N.…` names, N.
+  /// For `user.uid.N` and `user.uid.N.…` names, N: the uid they belong to (with root).
+  ///
+  /// N is spelled as Darwin prints a uid: decimal, no sign, no leading zero (`0` itself
+  /// excepted), within 32 bits. `nil` for other names, including the names under
+  /// `user.uid.` that spell no uid (`user.uid.05`, `user.uid.5x`, `user.uid.`), which
+  /// belong to root alone (`Protocol/notifyd.md`, "Access control").
   public var reservedUserID: UInt32? {
-    let prefix = "user.uid."
-    guard rawValue.utf8.starts(with: prefix.utf8) else { return nil }
-    let rest = rawValue.utf8.dropFirst(prefix.utf8.count)
-    let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-    guard !digits.isEmpty,
-      rest.count == digits.count || rest.dropFirst(digits.count).first == UInt8(ascii: ".")
+    let prefix = "user.uid.".utf8
+    guard rawValue.utf8.starts(with: prefix) else { return nil }
+    let element = rawValue.utf8.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ".") }
+    guard element.first != UInt8(ascii: "0") || element.count == 1,
+      element.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
     else { return nil }
-    return UInt32(String(decoding: digits, as: UTF8.self))
+    return UInt32(String(decoding: element, as: UTF8.self))
   }
 
   /// Whether this name lies in the namespace `prefix`: it equals it or continues it

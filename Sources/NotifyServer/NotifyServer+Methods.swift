@@ -117,7 +117,7 @@ extension NotifyServer {
 
   /// Whether any rule applies to `name`, so that the caller's identity matters.
   func needsIdentity(_ name: NotifyName) -> Bool {
-    AccessPolicy.reservedUserDigits(of: name.rawValue) != nil
+    AccessPolicy.reservedUser(of: name.rawValue) != nil
       || accessPolicy.rule(for: name.rawValue) != nil
   }
 
@@ -168,12 +168,13 @@ extension NotifyServer {
           })
       ]
     case .post(let name):
-      let sequence = state.withLock { state in
+      let (sequence, nameSequence) = state.withLock { state in
         state.statistics.mediatedPosts += 1
         state.postSequence += 1
-        return state.postSequence
+        return (state.postSequence, state.postCounts.next(for: name))
       }
-      try connection.send(NotifyWire.signal(for: name, sequence: sequence))
+      try connection.send(
+        NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       return []
     case .listNames:
       let rows = state.withLock { state in
@@ -209,27 +210,15 @@ extension NotifyServer {
   /// `GetStatistics`' dictionary (keys in `Protocol/notifyd.md`).
   func statistics() -> DBusValue {
     let entries = state.withLock { state -> [String: DBusValue] in
-      let counters = state.statistics
-      return [
+      var entries: [String: DBusValue] = [
         "Names": .uint32(UInt32(clamping: state.table.count)),
         "NamesWithState": .uint32(UInt32(clamping: state.table.stateCount)),
         "Capacity": .uint32(UInt32(clamping: configuration.capacity)),
-        "StateSets": .uint64(counters.stateSets),
-        "StateGets": .uint64(counters.stateGets),
-        "Restores": .uint64(counters.restores),
-        "MediatedPosts": .uint64(counters.mediatedPosts),
-        "PostsSeen": .uint64(counters.postsSeen),
-        "MalformedSignals": .uint64(counters.malformedSignals),
-        "UntrackedPosts": .uint64(state.table.untrackedPosts),
-        "Evictions": .uint64(state.table.evictions),
-        "Denied": .uint64(counters.denied),
-        "InvalidCalls": .uint64(counters.invalidCalls),
-        "CallerLookups": .uint64(counters.callerLookups),
         "CachedCallers": .uint32(UInt32(clamping: state.callers.count)),
-        "StateFileWrites": .uint64(counters.saves),
-        "StateFileFailures": .uint64(counters.saveFailures),
         "StartTime": .uint64(state.startTime),
       ]
+      for (key, value) in state.counters { entries[key] = .uint64(value) }
+      return entries
     }
     var all = entries
     all["ProcessID"] = .uint32(UInt32(bitPattern: getpid()))

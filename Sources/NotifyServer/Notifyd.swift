@@ -26,7 +26,9 @@ public enum Notifyd {
       foreground and exits cleanly on SIGTERM or SIGINT. State \
       is kept in a state file unless --no-persist is given. On SIGHUP it reads --config \
       again; when the file cannot be read or parsed, the rules in force stay and the log \
-      says why.
+      says why. On SIGUSR1 it writes a status dump to the log (the table's size and its \
+      counters), on SIGUSR2 a detailed one that adds every access rule and name, and goes \
+      on serving.
 
       It logs to standard error, and so to the journal under systemd; started by D-Bus \
       activation without systemd, to $XDG_STATE_HOME/notifybus/notifyd.log \
@@ -107,6 +109,14 @@ public enum Notifyd {
       }
     }
     defer { hangups.cancel() }
+    let status = StatusSignals { signal, detailed in
+      guard let server = serving.withLock({ $0 }) else {
+        log("\(signal): not serving yet; no status to write")
+        return
+      }
+      server.logStatus(trigger: signal, detailed: detailed)
+    }
+    defer { status.cancel() }
     let connection: BusConnection
     do {
       connection = try await BusConnection.connect(to: options.bus)

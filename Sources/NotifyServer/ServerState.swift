@@ -1,3 +1,5 @@
+import Notify
+
 /// Everything `notifyd` changes while serving, kept under one lock.
 struct ServerState {
   /// Who a caller is, as the bus reported it.
@@ -30,9 +32,25 @@ struct ServerState {
   var queues: [String: [CheckedContinuation<Void, Never>]] = [:]
   /// The sequence number of the last mediated post.
   var postSequence: UInt64 = 0
+  /// The count of mediated posts of each name, for receivers to see gaps.
+  var postCounts = PostCounts()
   var dirty = false
   var saveScheduled = false
   var startTime: UInt64 = 0
 
   init(capacity: Int) { table = NameTable(capacity: capacity) }
+
+  /// The counters of `GetStatistics` (its `t` values but `StartTime`), in the order the
+  /// status dump lists them.
+  var counters: [(key: String, value: UInt64)] {
+    [
+      ("StateSets", statistics.stateSets), ("StateGets", statistics.stateGets),
+      ("Restores", statistics.restores), ("MediatedPosts", statistics.mediatedPosts),
+      ("PostsSeen", statistics.postsSeen), ("MalformedSignals", statistics.malformedSignals),
+      ("UntrackedPosts", table.untrackedPosts), ("Evictions", table.evictions),
+      ("Denied", statistics.denied), ("InvalidCalls", statistics.invalidCalls),
+      ("CallerLookups", statistics.callerLookups), ("StateFileWrites", statistics.saves),
+      ("StateFileFailures", statistics.saveFailures),
+    ]
+  }
 }

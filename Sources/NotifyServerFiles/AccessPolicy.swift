@@ -2,7 +2,8 @@
 /// every refusal.
 ///
 /// 1. uid 0 may do everything.
-/// 2. `user.uid.N` and `user.uid.N.…` names belong to uid N (and root).
+/// 2. `user.uid.N` and `user.uid.N.…` names belong to uid N (and root), N spelled as
+///    Darwin prints a uid; any other name under `user.uid.` belongs to root alone.
 /// 3. Otherwise the rule with the longest prefix that starts the name decides: allowed
 ///    when the caller is the owner and the owner has the right, or is in the group and
 ///    the group has it, or others have it.
@@ -31,16 +32,30 @@ public struct AccessPolicy: Hashable, Sendable {
     }
   }
 
-  /// For `user.uid.N` and `user.uid.N.…` names, the digits N (which may not fit a uid).
-  public static func reservedUserDigits(of name: String) -> Substring? {
-    let prefix = "user.uid."
-    guard name.utf8.starts(with: prefix.utf8) else { return nil }
-    let rest = name.utf8.dropFirst(prefix.utf8.count)
-    let digits = rest.prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
-    guard !digits.isEmpty,
-      rest.count == digits.count || rest.dropFirst(digits.count).first == UInt8(ascii: ".")
-    else { return nil }
-    return Substring(digits)
+  /// Who a name under `user.uid.` belongs to, besides root.
+  public enum ReservedUser: Hashable, Sendable {
+    /// The uid the name spells.
+    case user(UInt32)
+    /// Root alone: the name spells no uid.
+    case root
+  }
+
+  /// For a name under `user.uid.`, who it belongs to; `nil` for every other name.
+  ///
+  /// As on Darwin, `user.uid.N` and `user.uid.N.…` belong to uid N, where N is the uid
+  /// as Darwin prints it: decimal, no sign, no leading zero (`0` itself excepted), and
+  /// here within 32 bits. Every other name under `user.uid.` (`user.uid.05`,
+  /// `user.uid.5x`, `user.uid.abc`, `user.uid.`) spells no uid and belongs to root alone.
+  public static func reservedUser(of name: String) -> ReservedUser? {
+    let prefix = "user.uid.".utf8
+    guard name.utf8.starts(with: prefix) else { return nil }
+    let element = name.utf8.dropFirst(prefix.count).prefix { $0 != UInt8(ascii: ".") }
+    guard !element.isEmpty,
+      element.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+      element.first != UInt8(ascii: "0") || element.count == 1,
+      let user = UInt32(String(decoding: element, as: UTF8.self))
+    else { return .root }
+    return .user(user)
   }
 
   /// The rule that governs `name`, if any: the one with the longest matching prefix.
@@ -53,10 +68,17 @@ public struct AccessPolicy: Hashable, Sendable {
     _ operation: Operation, _ name: String, user: UInt32, groups: [UInt32]
   ) -> String? {
     if user == 0 { return nil }
-    if let digits = Self.reservedUserDigits(of: name) {
-      if UInt32(digits) == user { return nil }
+    switch Self.reservedUser(of: name) {
+    case .user(user)?:
+      return nil
+    case .user(let owner)?:
       return "uid \(user) may not \(operation.rawValue) '\(name)': "
-        + "user.uid.\(digits) names belong to uid \(digits) and root"
+        + "user.uid.\(owner) names belong to uid \(owner) and root"
+    case .root?:
+      return "uid \(user) may not \(operation.rawValue) '\(name)': under user.uid., "
+        + "uid \(user) may use only user.uid.\(user) and the names below it"
+    case nil:
+      break
     }
     guard let rule = rule(for: name) else { return nil }
     let allowed: Bool

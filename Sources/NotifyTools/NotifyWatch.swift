@@ -19,7 +19,8 @@ public enum NotifyWatch {
       Each delivery is written as soon as it arrives, even when standard output is a pipe: \
       by default the name alone; with --json one JSON object per line with the name, the \
       time (seconds since the epoch), the token, the poster's bus name, its sequence number \
-      and whether the line stands for posts missed while the bus was down; with -v \
+      and whether the line stands for posts possibly missed (the bus was down, or dropped \
+      posts while this watcher did not read: Protocol/notify.md, "Missed posts"); with -v \
       notifyutil's verbose format, [token] sec.mmm name state type. Posts that arrive \
       faster than they are printed coalesce.
       """,

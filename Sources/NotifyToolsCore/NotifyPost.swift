@@ -67,6 +67,7 @@ public enum NotifyPost {
         throw ToolError(failure + NotifyWire.error(fromService: error).message)
       }
     }
+    var counts = PostCounts(capacity: names.count)
     for (sequence, name) in names.enumerated() {
       if let state {
         try ask(NotifyWire.setState(name, state), "cannot set the state of '\(name)': ")
@@ -75,7 +76,9 @@ public enum NotifyPost {
         try ask(NotifyWire.mediatedPost(name), "cannot post '\(name)' through notifyd: ")
         continue
       }
-      try connection.send(NotifyWire.signal(for: name, sequence: UInt64(sequence + 1)))
+      try connection.send(
+        NotifyWire.signal(
+          for: name, sequence: UInt64(sequence + 1), nameSequence: counts.next(for: name)))
     }
     do {
       try connection.flush()

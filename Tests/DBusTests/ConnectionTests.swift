@@ -359,6 +359,44 @@ struct ConnectionTests {
     await connection.removeStateObserver(id)
   }
 
+  /// A connection released while it waits for its bus to come back ends: its retries
+  /// do not keep it alive.
+  @Test func aConnectionReleasedWhileItsBusIsDownEnds() async throws {
+    var connection: BusConnection? = try await connect()
+    weak let released = connection
+    let retries = Inbox()
+    _ = await connection?.addStateObserver { state in
+      if case .reconnecting(let attempt) = state, attempt > 1 { retries.append(tick("retry", 0)) }
+    }
+    bus.kill()
+    #expect(await retries.wait(for: 1).count >= 1)
+    connection = nil
+    let deadline = ContinuousClock.now + .seconds(10)
+    while released != nil && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    #expect(released == nil)
+  }
+
+  /// A connection released as its bus dies does not take the process down (issue 11,
+  /// item 14).
+  ///
+  /// Its last reference goes while its event loop dispatches, with the bus's
+  /// `Disconnected` queued right behind; this aborted with "BusConnection deallocated
+  /// with non-zero retain count". Run in another process, which the abort would end.
+  @Test func releasingAConnectionAsItsBusDiesDoesNotCrash() async throws {
+    for cycle in 0..<2 {
+      if cycle > 0 { try bus.start() }
+      let pid = try #require(bus.pid)
+      let address = bus.address.rawValue
+      let result = try await offThePool {
+        try Products.run("dbus-test-peer", ["release-as-bus-dies", address, String(pid)])
+      }
+      #expect(result.status == 0 && result.output == "released\n", "cycle \(cycle): \(result)")
+      bus.kill()
+    }
+  }
+
   @Test func messagesFromAnotherProcessArriveInOrder() async throws {
     let receiver = try await connect()
     let inbox = Inbox()

@@ -1,4 +1,5 @@
 import AppGroups
+import DBus
 import ExtensionItems
 import Foundation
 import Handoff
@@ -127,6 +128,42 @@ struct HandoffLibraryTests {
     task.cancel()
     #expect(seen.withLock { $0.count } == 8)
     #expect(seen.withLock { $0.suffix(5) } == (0..<5).map { "https://example.com/late/\($0)" })
+  }
+
+  /// When the bus dropped rings for the importer (a gap in a poster's count of the
+  /// name), the importer drains, as after a reconnect (issue 11, item 13).
+  @Test func aGapInTheRingsDrains() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let importer = try await fixture.importer()
+    let (drains, tick) = AsyncStream.makeStream(of: String.self)
+    let task = Task {
+      try await importer.run(onDrain: { event in
+        tick.yield(event.map { $0.isResynchronization ? "resynchronized" : "ring" } ?? "start")
+      }) { share in tick.yield(share.url?.absoluteString ?? "") }
+    }
+    defer { task.cancel() }
+    var events = drains.makeAsyncIterator()
+    #expect(await events.next() == "start")
+    // Ring 1 arrives; ring 2, for the share stored next, is "dropped" by the bus; ring 3
+    // shows the gap.
+    let poster = try await BusConnection.connect(to: .address(fixture.bus.address))
+    let name = try NotifyName(HandoffFixture.notification)
+    try poster.send(NotifyWire.signal(for: name, sequence: 1, nameSequence: 1))
+    #expect(await events.next() == "ring")
+    _ = try sender.store([Self.item("https://example.com/dropped")])
+    try poster.send(NotifyWire.signal(for: name, sequence: 3, nameSequence: 3))
+    var seen: [String] = []
+    while let next = await events.next() {
+      seen.append(next)
+      if next == "resynchronized" { break }
+    }
+    // The share went with ring 1's drain or goes with the resynchronization's.
+    if !seen.contains("https://example.com/dropped") {
+      #expect(await events.next() == "https://example.com/dropped")
+    }
+    #expect(seen.last == "resynchronized", "\(seen)")
+    await poster.close()
   }
 
   @Test func aPostDuringADrainTriggersAnotherDrain() async throws {

@@ -33,10 +33,32 @@ struct AccessPolicyTests {
     #expect(
       policy.check(.post, "user.uid.0.x", user: 65534, groups: [])
         == "uid 65534 may not post 'user.uid.0.x': user.uid.0 names belong to uid 0 and root")
-    // user.uid.50 is not open to uid 5; user.uid.5x is no user name at all.
-    #expect(policy.check(.setState, "user.uid.50", user: 5, groups: []) != nil)
-    #expect(policy.check(.setState, "user.uid.5x", user: 5, groups: []) == nil)
-    #expect(policy.check(.setState, "user.uid.99999999999", user: 5, groups: []) != nil)
+    #expect(policy.check(.post, "user.uid.5", user: 5, groups: []) == nil)
+    #expect(policy.check(.setState, "user.uid.5.a.b", user: 5, groups: []) == nil)
+    // As on Darwin, uid 5 may use only user.uid.5 and the names below it: every other
+    // name under user.uid. belongs to its uid, or to root alone when it names none.
+    for name in [
+      "user.uid.50", "user.uid.5x", "user.uid.05", "user.uid.05.x", "user.uid.abc", "user.uid.",
+      "user.uid..5", "user.uid.+5", "user.uid.99999999999",
+    ] {
+      #expect(policy.check(.setState, name, user: 5, groups: []) != nil, "\(name)")
+      #expect(policy.check(.post, name, user: 5, groups: []) != nil, "\(name)")
+      #expect(policy.check(.post, name, user: 0, groups: []) == nil, "\(name)")
+    }
+    #expect(
+      policy.check(.post, "user.uid.05", user: 5, groups: [])
+        == "uid 5 may not post 'user.uid.05': under user.uid., uid 5 may use only "
+        + "user.uid.5 and the names below it")
+    // user.uid.00.x names no uid (Darwin spells uid 0 as 0), so it is root's alone.
+    #expect(AccessPolicy.reservedUser(of: "user.uid.00.x") == .root)
+    #expect(AccessPolicy.reservedUser(of: "user.uid.0.x") == .user(0))
+    #expect(AccessPolicy.reservedUser(of: "user.uid.4294967295") == .user(4_294_967_295))
+    #expect(AccessPolicy.reservedUser(of: "user.uid.4294967296") == .root)
+    #expect(AccessPolicy.reservedUser(of: "user.uidx") == nil)
+    #expect(
+      policy.check(.post, "user.uid.00.x", user: 65534, groups: [])
+        == "uid 65534 may not post 'user.uid.00.x': under user.uid., uid 65534 may use only "
+        + "user.uid.65534 and the names below it")
   }
 
   @Test func theDeepestPrefixDecides() throws {

@@ -299,6 +299,35 @@ struct NotifydServiceTests {
     await connection.close()
   }
 
+  /// SIGUSR1 and SIGUSR2 write a status dump to the log, as Darwin's notifyd writes one
+  /// to a file, and notifyd goes on serving (issue 11, item 15: SIGUSR1 ended it).
+  @Test func sigusr1AndSigusr2WriteAStatusDumpAndNotifydStays() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let connection = try await connection()
+    _ = try await connection.call(
+      notifydCall("SetState", [.string("group.example.odd name"), .uint64(42)]))
+    daemon.process.kill(SIGUSR1)
+    #expect(await eventually { daemon.log.contains("status: end") }, "\(daemon.log)")
+    let short = daemon.log
+    #expect(short.contains("notifyd: status on SIGUSR1: pid \(daemon.process.pid), "), "\(short)")
+    #expect(short.contains("notifyd: status: 1 names (1 with a state) of at most 100000"))
+    #expect(short.contains(" StateSets 1 "), "\(short)")
+    #expect(!short.contains("group.example.odd"))
+    daemon.process.kill(SIGUSR2)
+    #expect(
+      await eventually { daemon.log.ranges(of: "status: end").count == 2 },
+      "\(daemon.log)")
+    #expect(daemon.log.contains("notifyd: status on SIGUSR2: pid "))
+    #expect(
+      daemon.log.contains("notifyd: status: name group.example.odd%20name state 42 set "),
+      "\(daemon.log)")
+    let reply = try await connection.call(
+      notifydCall("GetState", [.string("group.example.odd name")]))
+    #expect(reply.body == [.uint64(42)])
+    await connection.close()
+    #expect(daemon.terminate() == .exited(0), "\(daemon.log)")
+  }
+
   /// Whether `condition` holds within five seconds.
   func eventually(_ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(5)

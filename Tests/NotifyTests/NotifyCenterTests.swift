@@ -95,6 +95,17 @@ struct NotifyCenterTests {
     #expect(await counter.wait(for: 1) == 1)
     try await settle()
     #expect(counter.count == 1)
+    // As on Darwin (status 0), resuming a token that is not suspended does nothing: it
+    // neither fails nor banks a resume against the next suspend.
+    try center.resume(token)
+    try center.suspend(token)
+    try center.post(name)
+    try await center.synchronize()
+    try await settle()
+    #expect(counter.count == 1, "suspended again")
+    try center.resume(token)
+    #expect(await counter.wait(for: 2) == 2)
+    try center.cancel(token)
     #expect(throws: NotifyError.self) { try center.resume(token) }
   }
 
@@ -199,6 +210,62 @@ struct NotifyCenterTests {
     #expect(event.token == events.token)
     #expect(event.sender == (await poster.connection.uniqueName?.rawValue))
     #expect(event.sequence == 1)
+  }
+
+  /// A gap in a poster's count of a name's posts means the bus dropped signals for this
+  /// receiver (a stuck receiver's queue was full), so the center resynchronizes as after
+  /// a reconnect: every registration, of any name, gets one delivery (issue 11, item 13).
+  @Test func aGapInAPostersCountOfANameResynchronizesEveryRegistration() async throws {
+    let watcher = try await center()
+    let gapped = try await watcher.events(for: "group.example.gap", bufferSize: 16)
+    let other = try await watcher.events(for: "group.example.other", bufferSize: 16)
+    let checked = try await watcher.registerCheck("group.example.quiet")
+    _ = try watcher.check(checked)
+    let poster = try await BusConnection.connect(to: .address(bus.address))
+    func post(_ name: NotifyName, _ arguments: [DBusValue]) throws {
+      try poster.send(
+        .signal(
+          path: NotifyWire.path, interface: NotifyWire.interface(for: name),
+          member: NotifyWire.member, body: [.string(name.rawValue)] + arguments))
+    }
+    // Counts 4 (a first sight: no gap), 5, then 9: posts 6 to 8 never arrived.
+    try post("group.example.gap", [.uint64(1), .uint64(4)])
+    try post("group.example.gap", [.uint64(2), .uint64(5)])
+    try post("group.example.gap", [.uint64(6), .uint64(9)])
+    // Signals without a count (dbus-send, version 1 posters) are never a gap.
+    try post("group.example.gap", [])
+    try post("group.example.gap", [.uint64(40)])
+    try await poster.flush()
+    var iterator = gapped.makeAsyncIterator()
+    var seen: [NotifyEvent] = []
+    for _ in 0..<5 { seen.append(try #require(await iterator.next())) }
+    #expect(seen.map(\.isResynchronization) == [false, false, true, false, false])
+    #expect(seen.map(\.sequence) == [1, 2, nil, nil, 40])
+    var otherIterator = other.makeAsyncIterator()
+    let resynchronized = try #require(await otherIterator.next())
+    #expect(resynchronized.isResynchronization && resynchronized.name == "group.example.other")
+    #expect(try watcher.check(checked))
+    #expect(watcher.statistics.sequenceGaps == 1)
+    await poster.close()
+  }
+
+  /// A center counts each name's posts, so a receiver can see a gap.
+  @Test func postsCarryThePostersCountOfTheirName() async throws {
+    let poster = try await center()
+    let watcher = try await center()
+    let events = try await watcher.events(
+      for: ["group.example.a", "group.example.b"], bufferSize: 16)
+    for name: NotifyName in ["group.example.a", "group.example.b", "group.example.a"] {
+      try poster.post(name)
+    }
+    var iterator = events.makeAsyncIterator()
+    var counts: [String] = []
+    for _ in 0..<3 {
+      let event = try #require(await iterator.next())
+      counts.append("\(event.name) \(event.sequence ?? 0) \(event.nameSequence ?? 0)")
+    }
+    #expect(counts == ["group.example.a 1 1", "group.example.b 2 1", "group.example.a 3 2"])
+    #expect(watcher.statistics.sequenceGaps == 0)
   }
 
   @Test func namespaceWatchingSeesEveryNameUnderThePrefix() async throws {

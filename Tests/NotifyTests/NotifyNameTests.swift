@@ -25,6 +25,11 @@ struct NotifyNameTests {
     #expect(NotifyName("user.uid.50.x").reservedUserID == 50)
     #expect(NotifyName("user.uid.50x").reservedUserID == nil)
     #expect(NotifyName("user.uid.").reservedUserID == nil)
+    // Only Darwin's spelling of a uid names it: no leading zero, no sign, fits 32 bits.
+    #expect(NotifyName("user.uid.0").reservedUserID == 0)
+    #expect(NotifyName("user.uid.00.x").reservedUserID == nil)
+    #expect(NotifyName("user.uid.05").reservedUserID == nil)
+    #expect(NotifyName("user.uid.4294967296").reservedUserID == nil)
   }
 
   @Test func namespaces() {

@@ -21,7 +21,7 @@ import SystemSupport
 /// closing, pending calls); the toggle function does nothing, since the enabled state is
 /// read before every poll. A `dbus_connection_send` from another thread may report a
 /// dispatch-status change and calls the wakeup function, so those two are thread-safe.
-final class EventLoop: SerialExecutor, @unchecked Sendable {
+final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   // Safety of @unchecked Sendable: `queue` is the only state other threads touch, and a
   // Mutex guards it; `threadID` is atomic. Every other stored property is read and
   // written only on the loop thread: the libdbus callbacks and `run()` are the only
@@ -94,6 +94,10 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
 
   func asUnownedSerialExecutor() -> UnownedSerialExecutor {
     UnownedSerialExecutor(ordinary: self)
+  }
+
+  func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+    UnownedTaskExecutor(ordinary: self)
   }
 
   func checkIsolated() {
@@ -208,11 +212,17 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
     guard !connections.isEmpty else { return true }
     for connection in connections {
+      // A handler may close the connection (a deinit that runs on this thread does);
+      // the reference keeps the pointer valid until this pass is done with it.
+      dbus_connection_ref(connection.raw)
+      defer { dbus_connection_unref(connection.raw) }
       var budget = 512
       while budget > 0 && dbus_connection_dispatch(connection.raw) == DBUS_DISPATCH_DATA_REMAINS {
         budget -= 1
       }
-      if budget == 0 { markForDispatch(connection.raw) }
+      if budget == 0 && dbus_connection_get_is_connected(connection.raw) != 0 {
+        markForDispatch(connection.raw)
+      }
     }
     return connectionsToDispatch.withLock { $0.isEmpty }
   }

@@ -87,11 +87,24 @@ public enum NotifyWire {
     return rule
   }
 
-  /// The `Posted` signal for `name`: body `(s name, t sequence)`.
-  public static func signal(for name: NotifyName, sequence: UInt64) -> Message {
+  /// The `Posted` signal for `name`: body `(s name, t sequence, t nameSequence)`.
+  ///
+  /// - Parameters:
+  ///   - sequence: The poster's count of all its posts, this one included.
+  ///   - nameSequence: The poster's count of its posts of `name`, this one included: a
+  ///     receiver that sees it jump knows the bus dropped posts on the way.
+  public static func signal(for name: NotifyName, sequence: UInt64, nameSequence: UInt64)
+    -> Message
+  {
     .signal(
       path: path, interface: interface(for: name), member: member,
-      body: [.string(name.rawValue), .uint64(sequence)])
+      body: [.string(name.rawValue), .uint64(sequence), .uint64(nameSequence)])
+  }
+
+  /// The poster's count of its posts of the name, the third argument of a well-formed
+  /// `Posted` signal, when it is there and a `t`.
+  public static func nameSequence(in message: Message) -> UInt64? {
+    message.body.count > 2 ? message.body[2].uint64Value : nil
   }
 
   /// The name a received `Posted` signal announces, if it is well formed: path and

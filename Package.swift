@@ -89,8 +89,9 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
-    /// Argument parsing, help, errors and exit codes for every executable, in the
-    /// swift-argument-parser style.
+    /// Argument parsing (subcommands, Darwin's ordered syntax), help, errors, exit codes,
+    /// manual pages and shell completion for every executable, in the swift-argument-parser
+    /// style.
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
@@ -118,13 +119,22 @@ let package = Package(
     /// notifyd as a library: state, mediated posts, access control, persistence, activation.
     .target(
       name: "NotifyServer",
-      dependencies: ["DBus", "Notify", "NotifyServerFiles", "CommandLineSupport", "SystemSupport"]
+      dependencies: ["DBus", "NotifyCore", "NotifyServerFiles", "SystemSupport"]
+    ),
+    /// notifyd's command line: options, signals and the run loop around ``NotifyServer``.
+    .target(
+      name: "NotifydTool",
+      dependencies: [
+        "NotifyServer", "NotifyServerFiles", "NotifyToolsCore", "DBus", "CommandLineSupport",
+        "SystemSupport",
+      ]
     ),
     /// What the notify tools do, as testable library code; the executables only call it.
     .target(
       name: "NotifyTools",
       dependencies: ["NotifyToolsCore", "Notify", "DBus", "CommandLineSupport"]),
-    /// What the tools share, and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
+    /// What the tools share (the version, `--bus`, the bus's ENVIRONMENT and FILES entries),
+    /// and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
       name: "NotifyToolsCore", dependencies: ["NotifyCore", "DBusCore", "CommandLineSupport"]),
 
@@ -166,21 +176,22 @@ let package = Package(
     /// `notifybus env|status|names|interface|stop`: the bus the tools use, and notifyd on it.
     .executableTarget(name: "notifybus", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
-    .executableTarget(name: "notifyd", dependencies: ["NotifyServer", "CommandLineSupport"]),
+    .executableTarget(name: "notifyd", dependencies: ["NotifydTool", "CommandLineSupport"]),
 
     // MARK: - Examples (built with the package so they cannot rot)
 
     /// The README's first command: a signal round trip on the embedded bus.
     .executableTarget(
       name: "notifybus-demo",
-      dependencies: ["DBus"],
+      dependencies: ["DBus", "CommandLineSupport", "NotifyToolsCore", "SystemSupport"],
       path: "Examples/SignalDemo"
     ),
     /// What the share-extension and read-later examples do, as testable library code.
     .target(
       name: "HandoffExamples",
       dependencies: [
-        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport", "CSQLite",
+        "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
+        "NotifyToolsCore", "CSQLite",
       ],
       path: "Examples/Support"
     ),
@@ -219,8 +230,8 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "CBaseline", "CCommandLineBaseline", "CSQLite", "SystemSupport",
-        "CNotifyBench",
+        "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CSQLite",
+        "SystemSupport", "CNotifyBench",
       ],
       path: "Benchmarks/notifybus-bench"
     ),

@@ -5,6 +5,9 @@
 // Absolute figures on a shared or virtual machine vary from run to run; the ratio
 // between NotifyBus and its baseline, measured in the same run, is what to compare.
 
+import CommandLineSupport
+import NotifyToolsCore
+
 #if canImport(Glibc)
   @preconcurrency import Glibc
 #endif
@@ -20,33 +23,41 @@ if CommandLine.arguments.dropFirst().first == "--child" {
   exit(await Children.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 
-var scale = 1.0
-var selected: [String] = []
-for argument in CommandLine.arguments.dropFirst() {
-  switch argument {
-  case "--quick": scale = 0.1
-  case "-h", "--help":
-    print("USAGE: notifybus-bench [--quick] [\(suites.map { $0.name }.joined(separator: "|"))...]")
-    exit(0)
-  default:
-    guard suites.contains(where: { $0.name == argument }) else {
-      fputs("Error: unknown suite '\(argument)'\n", stderr)
-      exit(64)
-    }
-    selected.append(argument)
-  }
-}
+let command = CommandDescription(
+  name: "notifybus-bench",
+  abstract: "Run every NotifyBus benchmark against its baseline.",
+  discussion: """
+    Each row compares NotifyBus with a baseline measured in the same run (libdbus in C, \
+    getopt_long, SQLite, ...) and prints the ratio with met or MISSED against its target.
+    """,
+  version: notifyBusVersion,
+  arguments: [
+    ArgumentDescription(
+      "suite",
+      abstract:
+        "A suite to run (\(suites.map { $0.name }.joined(separator: ", "))); all by default.",
+      isOptional: true, isRepeating: true)
+  ],
+  options: [.flag("--quick", abstract: "Run a tenth of the iterations, for a smoke test.")])
 
-var rows: [BenchmarkRow] = []
-var failed = false
-for suite in suites where selected.isEmpty || selected.contains(suite.name) {
-  fputs("running \(suite.name)...\n", stderr)
-  do {
-    rows += try await suite.run(scale: scale)
-  } catch {
-    fputs("Error: suite \(suite.name) failed: \(error)\n", stderr)
-    failed = true
+await CommandRunner(command).asyncMain { arguments in
+  let scale = arguments.contains("--quick") ? 0.1 : 1.0
+  let selected = arguments.values("suite")
+  for name in selected where !suites.contains(where: { $0.name == name }) {
+    throw CommandLineError.validation(
+      "Unknown suite '\(name)'; the suites are \(suites.map { $0.name }.joined(separator: ", ")).")
   }
+  var rows: [BenchmarkRow] = []
+  var failed = false
+  for suite in suites where selected.isEmpty || selected.contains(suite.name) {
+    try? StandardError.writeLine("running \(suite.name)...")
+    do {
+      rows += try await suite.run(scale: scale)
+    } catch {
+      try? StandardError.writeLine("Error: suite \(suite.name) failed: \(error)")
+      failed = true
+    }
+  }
+  try StandardOutput.writeLine(Report.table(rows))
+  if failed { throw ExitCode.failure }
 }
-print(Report.table(rows))
-exit(failed ? 1 : 0)

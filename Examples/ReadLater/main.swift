@@ -1,5 +1,6 @@
 // readlater: the read-later app of the handoff example. The logic is in
 // Examples/Support/ReadLaterTool.swift and ReadingList.swift.
+import CommandLineSupport
 import HandoffExamples
 
-await ReadLaterTool.main(Array(CommandLine.arguments.dropFirst()))
+await CommandRunner(ReadLaterTool.command).asyncMain(ReadLaterTool.run)

@@ -4,106 +4,111 @@ import DBus
 import Foundation
 import Handoff
 import Notify
+import NotifyToolsCore
 import Synchronization
 
 /// `readlater`: plays the read-later app: `readlater watch` imports shares, `readlater list`
 /// prints the reading list.
 public enum ReadLaterTool {
-  /// The top-level command, for `readlater --help`.
-  public static let command = CommandDescription(
-    name: "readlater",
-    abstract: "The read-later app of the handoff example.",
-    discussion: """
-      readlater watch: drain the group's spool at start and on every doorbell, storing each \
-      share as a reading item (duplicates by URL are dropped). readlater list: print the \
-      reading list. See 'readlater watch --help' and 'readlater list --help'.
-      """,
-    version: "0.1.0",
-    arguments: [ArgumentDescription("command", abstract: "watch or list.")])
-
   private static let groupOption = OptionDescription.option(
     "--group", value: "id", abstract: "The App Group.", default: ShareExtensionTool.defaultGroup)
 
   /// `readlater watch`.
   public static let watchCommand = CommandDescription(
-    name: "readlater watch",
+    name: "watch",
     abstract: "Import shares: drain at start and on every doorbell.",
     discussion: """
       Prints one line per stored item. Shares whose URL was imported before are dropped, as \
       the seed app drops them. Each item is stored in its own SQLite transaction keyed by \
       the share id, so a share delivered again after a crash is stored once.
       """,
-    version: "0.1.0",
     options: [
       groupOption,
       .option(
         "--notification", value: "name", abstract: "The doorbell to watch.",
         default: ShareExtensionTool.defaultNotification),
-      .option(
-        "--bus", value: "bus",
-        abstract: "The bus: session, system, embedded, auto, or a D-Bus address.",
-        default: "auto"),
-      .option("--count", "-n", value: "n", abstract: "Exit after storing this many items."),
-      .option("--timeout", "-t", value: "seconds", abstract: "Exit after this many seconds."),
+      .bus,
+      .count("--count", "-n", abstract: "Exit after storing this many items (at least 1)."),
+      .timeout(
+        "--timeout", "-t",
+        abstract: "Exit after this many seconds (0 to \(Timeout.maximumSeconds))."),
     ],
     exitStatuses: [
       .init(.success, "--count items were stored, or --timeout passed without --count."),
-      .init(.failure, "The container, the database or the bus failed."),
+      .init(
+        .failure,
+        "The container, the database or the bus failed, or standard output could not be "
+          + "written (such as a closed pipe when SIGPIPE is ignored)."),
       .init(ExitCode(2), "--timeout passed before --count items were stored."),
     ])
 
   /// `readlater list`.
   public static let listCommand = CommandDescription(
-    name: "readlater list",
+    name: "list",
     abstract: "Print the reading list, oldest first.",
-    version: "0.1.0",
     options: [groupOption, .flag("--json", abstract: "Print a JSON array.")])
 
-  /// Dispatches on the first argument.
-  public static func main(_ arguments: [String]) async -> Never {
-    switch arguments.first {
-    case "watch":
-      let runner = CommandRunner(watchCommand)
-      runner.exit(
-        with: await runner.asyncOutcome {
-          try await watch(try watchCommand.parse(arguments.dropFirst()))
-        })
-    case "list":
-      let runner = CommandRunner(listCommand)
-      runner.exit(
-        with: runner.outcome { try list(try listCommand.parse(arguments.dropFirst())) })
-    default:
-      let runner = CommandRunner(command)
-      runner.exit(
-        with: runner.outcome {
-          _ = try command.parse(arguments[...])
-          throw CommandLineError.validation(
-            "Unknown command '\(arguments.first ?? "")'; use 'watch' or 'list'.")
-        })
+  /// The command line: `readlater watch` and `readlater list`.
+  public static let command = CommandDescription(
+    name: "readlater",
+    abstract: "The read-later app of the handoff example.",
+    discussion: """
+      readlater watch drains the group's spool at start and on every doorbell, storing each \
+      share as a reading item (duplicates by URL are dropped); readlater list prints the \
+      reading list. The list is an SQLite database in the group container.
+      """,
+    version: notifyBusVersion,
+    subcommands: [watchCommand, listCommand],
+    environment: ShareExtensionTool.environment,
+    files: [
+      .init(
+        "$XDG_DATA_HOME/notifybus/groups/GROUP/ReadLater/library.sqlite",
+        "The reading list; attachments are copied to Attachments beside it.")
+    ],
+    examples: [
+      .init(
+        "readlater watch --count 1 --timeout 60",
+        "Import shares until one item is stored, for at most a minute:"),
+      .init("readlater list --json", "Print the reading list as JSON:"),
+    ],
+    seeAlso: ["share-extension(1)", "notify-watch(1)"])
+
+  /// Runs the subcommand that was parsed.
+  public static func run(_ arguments: ParsedArguments) async throws {
+    switch arguments.command.name {
+    case "watch": try await watch(arguments)
+    default: try list(arguments)
     }
   }
 
   /// Runs `readlater watch`.
   public static func watch(_ arguments: ParsedArguments) async throws {
-    let count = try arguments.value("--count", as: UInt.self)
-    let timeout = try arguments.value("--timeout", as: Double.self)
-    if let timeout, !(timeout >= 0) || !timeout.isFinite {
-      throw CommandLineError.validation("--timeout must be a number of seconds, not '\(timeout)'.")
-    }
-    let bus: Bus
-    do {
-      bus = try Bus(parsing: arguments.value("--bus") ?? "auto")
-    } catch {
-      throw CommandLineError.validation("--bus: \(error.message)")
-    }
+    let count = try arguments.value("--count", as: Count.self)?.value
+    let timeout = try arguments.value("--timeout", as: Timeout.self)?.duration
+    let group = try ShareExtensionTool.group(from: arguments)
+    let notification = try ShareExtensionTool.notification(from: arguments)
     let importer = try await PendingImporter.connect(
-      group: arguments.value("--group") ?? ShareExtensionTool.defaultGroup,
-      notification: arguments.value("--notification") ?? ShareExtensionTool.defaultNotification,
-      bus: bus, deduplication: .byURL())
+      group: group.rawValue, notification: notification.rawValue,
+      bus: try arguments.bus() ?? .automatic, deduplication: .byURL())
 
-    let reachedCount: Bool = try await withThrowingTaskGroup(of: Bool.self) { group in
-      let (done, signal) = AsyncStream.makeStream(of: Void.self)
+    /// Why the watch ended.
+    enum Ending {
+      case counted, timedOut
+      case writeFailed(StandardStreamError)
+    }
+    // `done` ends when --count items are stored; it carries a failure to write stdout.
+    let (done, signal) = AsyncStream.makeStream(of: StandardStreamError.self)
+    let ending: Ending = try await withThrowingTaskGroup(of: Ending.self) { group in
       group.addTask {
+        /// Writes a line; a failure (EPIPE when SIGPIPE is ignored) ends the watch.
+        @Sendable func emit(_ line: String) {
+          do {
+            try StandardOutput.writeLine(line)
+          } catch {
+            signal.yield(error)
+            signal.finish()
+          }
+        }
         let library = try ReadingList(containerURL: importer.container.url)
         let stored = Mutex(0)
         try StandardOutput.writeLine(
@@ -112,7 +117,7 @@ public enum ReadLaterTool {
           onDrain: { event in
             guard let event else { return }
             let sender = event.sender.map { " from \($0)" } ?? ""
-            try? StandardOutput.writeLine("app: heard '\(event.name)'\(sender); draining")
+            emit("app: heard '\(event.name)'\(sender); draining")
           },
           onFailure: { error in
             // Past --count the handler refuses shares on purpose; they stay for next time.
@@ -127,42 +132,49 @@ public enum ReadLaterTool {
               value += 1
               return value
             }
-            try? StandardOutput.writeLine(describe(item, prefix: "app: stored"))
+            emit(describe(item, prefix: "app: stored"))
             if let count, total >= count { signal.finish() }
           } else {
-            try? StandardOutput.writeLine("app: already stored \(item.id)")
+            emit("app: already stored \(item.id)")
           }
         }
-        return false
+        return .timedOut  // not reached: run only ends by throwing
       }
-      if count != nil {
-        group.addTask {
-          for await _ in done {}
-          return true
-        }
+      group.addTask {
+        for await failure in done { return .writeFailed(failure) }
+        return .counted
       }
       if let timeout {
         group.addTask {
-          try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-          return false
+          try await Task.sleep(for: timeout)
+          return .timedOut
         }
       }
-      let first = try await group.next() ?? false
+      let first = try await group.next() ?? .timedOut
       group.cancelAll()
       signal.finish()
       return first
+    }
+    if case .writeFailed(let failure) = ending {
+      await importer.center.close()
+      throw failure
     }
     let totals = importer.totals
     try StandardOutput.writeLine(
       "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs")
     await importer.center.close()
-    if count != nil && !reachedCount { throw ExitCode(2) }
+    if count != nil, case .timedOut = ending { throw ExitCode(2) }
   }
 
   /// Runs `readlater list`.
   public static func list(_ arguments: ParsedArguments) throws {
-    let container = try GroupContainer(
-      identifier: arguments.value("--group") ?? ShareExtensionTool.defaultGroup)
+    let group = try ShareExtensionTool.group(from: arguments)
+    let container: GroupContainer
+    do {
+      container = try GroupContainer(identifier: group)
+    } catch {
+      throw ToolError("cannot open the container of \(group): \(error.message)")
+    }
     let items = try ReadingList(containerURL: container.url).items()
     if arguments.contains("--json") {
       let objects: [[String: Any]] = items.map { item in

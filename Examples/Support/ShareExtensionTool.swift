@@ -1,8 +1,11 @@
+public import AppGroups
 public import CommandLineSupport
 import DBus
 public import ExtensionItems
 import Foundation
 import Handoff
+public import Notify
+import NotifyToolsCore
 
 /// `share-extension`: plays the share extension of the read-later example.
 ///
@@ -13,6 +16,14 @@ public enum ShareExtensionTool {
   public static let defaultGroup = "group.example.readlater"
   /// The doorbell the example rings.
   public static let defaultNotification = "group.example.saved"
+
+  /// What the example tools read from the environment: the groups directory and the bus.
+  static let environment: [CommandDescription.Entry] =
+    [
+      .init(
+        "NOTIFYBUS_GROUPS_DIR",
+        "The directory holding App Group containers (default $XDG_DATA_HOME/notifybus/groups).")
+    ] + CommandDescription.Entry.busEnvironment
 
   /// The command line.
   public static let command = CommandDescription(
@@ -27,37 +38,83 @@ public enum ShareExtensionTool {
       An accepted item is stored in the group container's spool, files travelling as \
       attachment files, and the doorbell is posted.
       """,
-    version: "0.1.0",
+    version: notifyBusVersion,
     options: [
       .option("--url", value: "url", abstract: "A web URL to share.", isRepeatable: true),
       .option("--title", value: "text", abstract: "The item's title."),
       .option("--text", value: "text", abstract: "Text to share.", isRepeatable: true),
-      .option("--image", value: "path", abstract: "An image file to share.", isRepeatable: true),
-      .option("--file", value: "path", abstract: "Any file to share.", isRepeatable: true),
+      .option("--image", value: "path", abstract: "An image file to share.", isRepeatable: true)
+        .with { $0.completion = .file },
+      .option("--file", value: "path", abstract: "Any file to share.", isRepeatable: true)
+        .with { $0.completion = .file },
       .option(
         "--rule", value: "name", abstract: "The built-in Info.plist to check against.",
         default: "seed", choices: ShareManifests.Choice.allCases.map(\.rawValue)),
-      .option("--manifest", value: "path", abstract: "An Info.plist to check against instead."),
+      .option("--manifest", value: "path", abstract: "An Info.plist to check against instead.")
+        .with { $0.completion = .file },
       .option("--group", value: "id", abstract: "The App Group.", default: defaultGroup),
       .option(
         "--notification", value: "name", abstract: "The name to post.",
         default: defaultNotification),
-      .option(
-        "--bus", value: "bus",
-        abstract: "The bus: session, system, embedded, auto, or a D-Bus address.",
-        default: "auto"),
+      .bus,
     ],
     exitStatuses: [
       .init(.success, "The item was stored and the doorbell posted."),
       .init(.failure, "The item could not be stored, or the doorbell could not be posted."),
       .init(
         .validationFailure,
-        "An argument was invalid, or the activation rule refused the item (the message names "
-          + "the rule)."),
-    ])
+        "An argument was invalid (the message names it), or the activation rule refused the "
+          + "item (the message names the rule)."),
+    ],
+    environment: ShareExtensionTool.environment,
+    files: [
+      .init(
+        "$XDG_DATA_HOME/notifybus/groups/GROUP/",
+        "The group container; shares are stored in its spool until the app drains them.")
+    ],
+    examples: [
+      .init(
+        "share-extension --url https://example.com/ --title Example",
+        "Share a web page with the read-later app:"),
+      .init(
+        "share-extension --rule images --image photo.png --text 'Look at this'",
+        "Share an image and text, checked against the images rule:"),
+    ],
+    seeAlso: ["readlater(1)", "notify-post(1)"])
+
+  /// `--group`, checked: an identifier such as `group.example.readlater`.
+  ///
+  /// - Throws: ``CommandLineError`` naming `--group` and what is wrong with the value.
+  public static func group(from arguments: ParsedArguments) throws(CommandLineError)
+    -> GroupIdentifier
+  {
+    let text = arguments.value("--group") ?? defaultGroup
+    do {
+      return try GroupIdentifier(validating: text)
+    } catch {
+      throw CommandLineError.validation("--group: \(error.message)")
+    }
+  }
+
+  /// `--notification`, checked: a notification name such as `group.example.saved`.
+  ///
+  /// - Throws: ``CommandLineError`` naming `--notification` and what is wrong with the value.
+  public static func notification(from arguments: ParsedArguments) throws(CommandLineError)
+    -> NotifyName
+  {
+    let text = arguments.value("--notification") ?? defaultNotification
+    do {
+      return try NotifyName(text)
+    } catch {
+      throw CommandLineError.validation("--notification: \(error.message)")
+    }
+  }
 
   /// Runs the command with parsed arguments.
   public static func run(_ arguments: ParsedArguments) async throws {
+    let group = try group(from: arguments)
+    let notification = try notification(from: arguments)
+    let bus = try arguments.bus() ?? .automatic
     let items = [try item(from: arguments)]
     let manifest = try manifest(from: arguments)
     guard let rule = manifest.activationRule else {
@@ -67,15 +124,8 @@ public enum ShareExtensionTool {
       try? StandardError.writeLine("share-extension: refused by the activation rule: \(refusal)")
       throw ExitCode.validationFailure
     }
-    let bus: Bus
-    do {
-      bus = try Bus(parsing: arguments.value("--bus") ?? "auto")
-    } catch {
-      throw CommandLineError.validation("--bus: \(error.message)")
-    }
     let sender = try await HandoffSender.connect(
-      group: arguments.value("--group") ?? defaultGroup,
-      notification: arguments.value("--notification") ?? defaultNotification, bus: bus)
+      group: group.rawValue, notification: notification.rawValue, bus: bus)
     let context = ExtensionContext(inputItems: items, sender: sender)
     let id = try await context.completeRequest(returningItems: context.inputItems)
     try StandardOutput.writeLine(

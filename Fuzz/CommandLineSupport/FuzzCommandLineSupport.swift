@@ -1,7 +1,7 @@
 // libFuzzer harness for CommandLineSupport: the input is an argv, its arguments separated by
 // NUL bytes. Every input is parsed against a command with every kind of option, its values
-// are read back as every type, its error is rendered, and the same tokens are scanned the
-// way notifyutil scans them. Nothing may crash, and the invariants below must hold.
+// are read back as every type, its error is rendered, and the same tokens are read the way
+// notifyutil's ordered syntax and a command with subcommands read them. Nothing may crash, and the invariants below must hold.
 // Text checks compare UTF-8 bytes: a value starting with a combining mark joins the quote
 // before it into one Character, which is right for display but defeats `hasPrefix`.
 
@@ -81,30 +81,74 @@ func report(_ error: CommandLineError) {
   }
 }
 
-/// Scans the tokens as notifyutil's command line.
+/// notifyutil's shape in the ordered syntax: single-dash words, an optional value, two
+/// values, a numbered option.
+let ordered = CommandDescription(
+  name: "notifyutil", usage: "notifyutil [-q] [-z msec] command ...",
+  options: [
+    .flag("-q", abstract: "quiet mode"),
+    .option("-z", value: "msec", abstract: "pause"),
+    .option("-p", value: "key", abstract: "post"),
+    .option("-s", value: "key", abstract: "set").with { $0.additionalValueNames = ["val"] },
+    .option("-#", value: "key", abstract: "watch").with { $0.isNumbered = true },
+    OptionDescription(names: ["-signal", "-sig"], valueName: "signal", abstract: "signal").with {
+      $0.isValueOptional = true
+      $0.section = "commands"
+    },
+    .flag("-plain", abstract: "plain").with { $0.isHidden = true },
+  ],
+  syntax: .ordered)
+
+/// A command with two subcommands, one of them ``command``.
+let group = CommandDescription(
+  name: "app", version: "1.0",
+  subcommands: [
+    CommandDescription(
+      name: "watch", abstract: command.abstract, arguments: command.arguments,
+      options: command.options),
+    CommandDescription(name: "list", options: [.flag("--json", abstract: "JSON.")]),
+  ])
+
+/// Reads the tokens as notifyutil's command line and as a command with subcommands.
 func scan(_ tokens: [String]) {
-  var scanner = ArgumentTokens(tokens)
-  do throws(CommandLineError) {
-    while let token = scanner.next() {
-      switch token {
-      case "-p", "-w", "-g": _ = try scanner.nextValue(for: token, valueName: "key")
-      case "-z": _ = try scanner.nextValue(for: token, valueName: "msec", as: Int.self)
-      case "-s":
-        _ = try scanner.nextValue(for: token, valueName: "key")
-        _ = try scanner.nextValue(for: token, valueName: "value", as: UInt64.self)
-      case "-signal": _ = try scanner.nextOptionalValue(for: token, as: Int32.self)
-      default:
-        guard try ArgumentTokens.numericOption(token) != nil else {
-          throw ArgumentTokens.unknownOption(token)
-        }
-        _ = try scanner.nextValue(for: token, valueName: "key")
+  do {
+    let parsed = try ordered.parse(tokens)
+    var consumed = 0
+    for occurrence in parsed.occurrences {
+      precondition(occurrence.values.count <= 1 + occurrence.option.additionalValueNames.count)
+      consumed += 1 + occurrence.values.count
+      _ = try? occurrence.value(as: Int32.self)
+      _ = try? occurrence.value(at: 1, as: UInt64.self)
+      if occurrence.option.isNumbered {
+        precondition(Int(occurrence.spelling.dropFirst()) != nil)
       }
     }
-    precondition(scanner.isAtEnd && scanner.position == tokens.count)
+    precondition(consumed == tokens.count)
   } catch {
-    precondition(!error.message.isEmpty)
-    precondition(scanner.position <= tokens.count)
+    let outcome = CommandRunner(ordered).outcome(for: error)
+    precondition(error.isCleanExit || outcome.exitCode == .validationFailure)
+    precondition(!error.isCleanExit || outcome.text.utf8.starts(with: "usage: ".utf8))
   }
+  let groupRunner = CommandRunner(group)
+  do {
+    let parsed = try group.parse(tokens)
+    precondition(["watch", "list"].contains(parsed.command.name))
+    precondition(parsed.command.qualifiedName == "app " + parsed.command.name)
+  } catch {
+    let outcome = groupRunner.outcome(for: error)
+    precondition(group.subcommand(at: error.commandPath) != nil)
+    if !error.isCleanExit {
+      precondition(outcome.exitCode == .validationFailure)
+      precondition(outcome.text.utf8.starts(with: "Error: ".utf8))
+    }
+  }
+}
+
+/// Describes raw bytes as the not-UTF-8 error does: valid text kept, other bytes as `\xNN`.
+func describe(_ bytes: UnsafeBufferPointer<UInt8>) {
+  let message = CommandLineError.invalidEncoding(Array(bytes.prefix(256)), after: nil).message
+  precondition(message.utf8.starts(with: "The argument '".utf8))
+  precondition(message.utf8.reversed().starts(with: "' is not valid UTF-8".utf8.reversed()))
 }
 
 /// Wraps one token and checks that only whitespace changed.
@@ -128,6 +172,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     report(error)
   }
   scan(tokens)
+  describe(bytes)
   if let first = tokens.first { wrap(first, seed: bytes.first ?? 0) }
   return 0
 }

@@ -27,19 +27,69 @@ extension CommandDescription {
   /// - Parameter columns: The width to wrap to; NotifyBus tools always use 80 so the output
   ///   is the same on every terminal and in `Protocol/cli.md`.
   public func helpText(columns: Int = 80) -> String {
+    if syntax == .ordered { return orderedHelpText() }
     var overview = abstract
     if !discussion.isEmpty {
       overview += (overview.isEmpty ? "" : "\n") + "\n" + discussion
     }
     var text = overview.isEmpty ? "" : Self.wrap("OVERVIEW: \(overview)", columns: columns) + "\n\n"
     text += "USAGE: \(Self.hangingIndent(usageLine, by: 7))\n\n"
-    let sections = [
-      ("ARGUMENTS", arguments.map { ($0.helpLabel, $0.abstract) }),
-      ("OPTIONS", allOptions.map { ($0.helpLabel, $0.helpAbstract) }),
-    ]
+    var sections = [("ARGUMENTS", arguments.map { ($0.helpLabel, $0.abstract) })]
+    for (title, options) in optionSections {
+      sections.append(
+        (
+          title.uppercased(),
+          options.filter { !$0.isHidden }.map { ($0.helpLabel, $0.helpAbstract) }
+        ))
+    }
+    sections.append(("SUBCOMMANDS", subcommands.map { ($0.name, $0.abstract) }))
     text += sections.filter { !$0.1.isEmpty }.map { title, entries in
       "\(title):\n" + entries.map { helpEntry(label: $0, abstract: $1, columns: columns) }.joined()
     }.joined(separator: "\n")
+    if !subcommands.isEmpty {
+      text += "\n  See '\(qualifiedName) help <subcommand>' for detailed help.\n"
+    }
+    return text
+  }
+
+  /// The options grouped by ``OptionDescription/section``, `options` first, in the order the
+  /// sections first appear; built-in options end the `options` section.
+  var optionSections: [(title: String, options: [OptionDescription])] {
+    var titles = ["options"]
+    for case let title? in options.map(\.section) where !titles.contains(title) {
+      titles.append(title)
+    }
+    return titles.map { title in
+      (
+        title,
+        title == "options"
+          ? allOptions.filter { $0.section == nil } : options.filter { $0.section == title }
+      )
+    }
+  }
+
+  /// Darwin's help layout, for ``Syntax/ordered``.
+  ///
+  /// `usage: <usage line>`, then each option as four spaces, its label without angle
+  /// brackets padded to 15 columns and its abstract, with each further section after
+  /// `<title>:`. Built-in and hidden options are left out.
+  func orderedHelpText() -> String {
+    var text = "usage: \(usageLine)\n"
+    for (title, options) in optionSections {
+      let shown = options.filter {
+        !$0.isHidden && $0 != Self.helpOption && $0 != Self.versionOption
+      }
+      if shown.isEmpty { continue }
+      if title != "options" { text += "\(title):\n" }
+      for option in shown {
+        let label = String(option.helpLabel.filter { $0 != "<" && $0 != ">" })
+        let padding = String(repeating: " ", count: max(1, 15 - label.count))
+        let margin = "\n" + String(repeating: " ", count: 19)
+        text +=
+          "    \(label)\(padding)"
+          + option.abstract.split(separator: "\n").joined(separator: margin) + "\n"
+      }
+    }
     return text
   }
 
@@ -50,13 +100,16 @@ extension CommandDescription {
   /// place of its options.
   public var usageLine: String {
     if let usage { return usage }
-    let optionParts = options.map { "[\($0.synopsis)\($0.isRepeatable ? " ..." : "")]" }
+    if !subcommands.isEmpty { return "\(qualifiedName) <subcommand>" }
+    let optionParts = options.filter { !$0.isHidden }.map {
+      "[\($0.synopsis)\($0.isRepeatable ? " ..." : "")]"
+    }
     let argumentParts = arguments.map(\.synopsis)
     if optionParts.count + argumentParts.count > 12 {
-      if argumentParts.isEmpty || argumentParts.count > 12 { return "\(name) <options>" }
-      return ([name, "[<options>]"] + argumentParts).joined(separator: " ")
+      if argumentParts.isEmpty || argumentParts.count > 12 { return "\(qualifiedName) <options>" }
+      return ([qualifiedName, "[<options>]"] + argumentParts).joined(separator: " ")
     }
-    return ([name] + optionParts + argumentParts).joined(separator: " ")
+    return ([qualifiedName] + optionParts + argumentParts).joined(separator: " ")
   }
 
   /// The short usage printed after an error, on two lines.
@@ -64,7 +117,7 @@ extension CommandDescription {
   /// `Usage: notify-post <name> ...` then `  See 'notify-post --help' for more information.`
   public var usageMessage: String {
     "Usage: \(Self.hangingIndent(usageLine, by: 7))\n"
-      + "  See '\(name) --help' for more information."
+      + "  See '\(qualifiedName) --help' for more information."
   }
 
   /// One entry of a help section: the label, then the abstract from column 26 on.

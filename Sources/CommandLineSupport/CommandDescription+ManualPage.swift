@@ -2,58 +2,124 @@ extension CommandDescription {
   /// The manual page for the command, in `man(7)` roff, from the same description as the help.
   ///
   /// The page has NAME, SYNOPSIS, DESCRIPTION (abstract and discussion), ARGUMENTS, OPTIONS
-  /// and EXIT STATUS (0, 1, 64 and ``exitStatuses``). It carries no date, so it only changes
-  /// when the description does and a test can compare it with the checked-in `man/<name>.1`:
-  ///
-  /// ```swift
-  /// #expect(try String(contentsOfFile: "man/notify-post.1") == command.manualPage())
-  /// ```
+  /// (and a section for each further option section, such as notifyutil's COMMANDS), one
+  /// subsection per subcommand, ENVIRONMENT, FILES, EXIT STATUS (each status once: 0, 1, 64
+  /// and ``exitStatuses``, a tool's own meaning replacing the generic one), EXAMPLES and SEE
+  /// ALSO; empty sections are left out. It carries no date, so it only changes when the
+  /// description does and a test can compare it with the checked-in `man/<name>.<section>`,
+  /// which every tool prints with `--generate-manual-page`.
   ///
   /// - Parameters:
-  ///   - section: The manual section, 1 for user commands or 8 for daemons such as `notifyd`.
+  ///   - section: The manual section; by default ``manualSection``.
   ///   - source: The footer's source, by default `NotifyBus` and the version.
-  public func manualPage(section: Int = 1, source: String? = nil) -> String {
+  public func manualPage(section: Int? = nil, source: String? = nil) -> String {
     let source = source ?? (["NotifyBus"] + (version.map { [$0] } ?? [])).joined(separator: " ")
+    let section = section ?? manualSection
     var lines = [
-      #".TH "\#(Self.roff(name.uppercased()))" "\#(section)" "" "\#(Self.roff(source))" "NotifyBus Manual""#,
+      #".TH "\#(Self.roff(qualifiedName.uppercased()))" "\#(section)" "" "\#(Self.roff(source))" "NotifyBus Manual""#,
       ".SH NAME",
-      Self.roff(name) + (abstract.isEmpty ? "" : #" \- "# + Self.roff(Self.sentence(abstract))),
+      Self.roff(qualifiedName)
+        + (abstract.isEmpty ? "" : #" \- "# + Self.roff(Self.sentence(abstract))),
       ".SH SYNOPSIS",
       ".nh",
       ".ad l",
-      Self.roffOptions(usageLine, command: self),
-      ".ad",
-      ".hy",
     ]
-    if !abstract.isEmpty || !discussion.isEmpty {
-      lines.append(".SH DESCRIPTION")
-      let paragraphs = ([abstract] + discussion.split(separator: "\n\n").map(String.init))
-        .filter { !$0.isEmpty }
-      lines += paragraphs.map(Self.roffParagraph).joined(separator: [".PP"])
+    let synopses = subcommands.isEmpty ? [self] : subcommands
+    lines += synopses.map { [Self.roffOptions($0.usageLine, command: $0)] }
+      .joined(separator: [".br"])
+    lines += [".ad", ".hy"]
+    lines += descriptionLines(heading: ".SH DESCRIPTION")
+    lines += optionLines(heading: ".SH")
+    for subcommand in subcommands {
+      lines.append(#".SH "\#(Self.roff(subcommand.qualifiedName.uppercased()))""#)
+      lines += subcommand.descriptionLines(heading: nil)
+      lines += subcommand.optionLines(heading: ".SS")
     }
+    if !environment.isEmpty {
+      lines.append(".SH ENVIRONMENT")
+      for entry in environment {
+        lines += [".TP", ".B \(Self.roff(entry.term))"] + Self.roffParagraph(entry.meaning)
+      }
+    }
+    if !files.isEmpty {
+      lines.append(".SH FILES")
+      for entry in files {
+        lines += [".TP", #"\fI"# + Self.roff(entry.term) + #"\fR"#]
+        lines += Self.roffParagraph(entry.meaning)
+      }
+    }
+    lines.append(".SH EXIT STATUS")
+    for status in allExitStatuses {
+      lines += [".TP", ".B \(status.code)"] + Self.roffParagraph(status.meaning)
+    }
+    if !examples.isEmpty {
+      lines.append(".SH EXAMPLES")
+      for entry in examples {
+        lines += Self.roffParagraph(entry.meaning)
+        lines += [
+          ".PP", ".RS 4", ".nf", #"\fB"# + Self.roff(entry.term) + #"\fR"#, ".fi", ".RE", ".PP",
+        ]
+      }
+      lines.removeLast()
+    }
+    if !seeAlso.isEmpty {
+      lines += [".SH SEE ALSO", seeAlso.map(Self.roff).joined(separator: ", ")]
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// Every exit status once, in numeric order: the generic meanings of 0, 1 and 64, replaced
+  /// by the command's own where it gives one; a subcommand's meanings are prefixed with its
+  /// name.
+  public var allExitStatuses: [ExitStatus] {
+    var specific: [ExitStatus] = exitStatuses
+    for subcommand in subcommands {
+      specific += subcommand.exitStatuses.map {
+        .init($0.code, "\(subcommand.name): \($0.meaning)")
+      }
+    }
+    let generic = [
+      ExitStatus(.success, "Success, or help or version printed."),
+      ExitStatus(.failure, "A runtime failure, reported on standard error."),
+      ExitStatus(.validationFailure, "Bad usage (EX_USAGE), reported on standard error."),
+    ]
+    var result: [ExitStatus] = []
+    for code in Set((generic + specific).map(\.code)).sorted(by: { $0.rawValue < $1.rawValue }) {
+      let own = specific.filter { $0.code == code }.map(\.meaning)
+      let meanings = own.isEmpty ? generic.filter { $0.code == code }.map(\.meaning) : own
+      result.append(ExitStatus(code, meanings.joined(separator: " ")))
+    }
+    return result
+  }
+
+  /// The abstract and discussion paragraphs, under `heading` if given.
+  private func descriptionLines(heading: String?) -> [String] {
+    let paragraphs = ([abstract] + discussion.split(separator: "\n\n").map(String.init))
+      .filter { !$0.isEmpty }
+    guard !paragraphs.isEmpty else { return [] }
+    return (heading.map { [$0] } ?? [])
+      + paragraphs.map(Self.roffParagraph).joined(separator: [".PP"])
+  }
+
+  /// ARGUMENTS, OPTIONS and any further option section, each under `heading` (`.SH` or
+  /// `.SS`).
+  private func optionLines(heading: String) -> [String] {
+    var lines: [String] = []
     if !arguments.isEmpty {
-      lines.append(".SH ARGUMENTS")
+      lines.append("\(heading) ARGUMENTS")
       for argument in arguments {
         lines += [".TP", #"\fI"# + Self.roff(argument.helpLabel) + #"\fR"#]
         lines += Self.roffParagraph(argument.abstract)
       }
     }
-    lines.append(".SH OPTIONS")
-    for option in allOptions {
-      lines += [".TP", Self.roffOptions(option.helpLabel, command: self)]
-      lines += Self.roffParagraph(option.helpAbstract)
+    for (title, options) in optionSections where !options.isEmpty {
+      lines.append("\(heading) \(title.uppercased())")
+      for option in options {
+        lines += [".TP", Self.roffOptions(option.helpLabel, command: self)]
+        lines += Self.roffParagraph(option.helpAbstract)
+      }
     }
-    lines.append(".SH EXIT STATUS")
-    let statuses = [
-      ExitStatus(.success, "Success, or help or version printed."),
-      ExitStatus(.failure, "A runtime failure, reported on standard error."),
-      ExitStatus(.validationFailure, "Bad usage (EX_USAGE), reported on standard error."),
-    ]
-    for status in (statuses + exitStatuses).sorted(by: { $0.code.rawValue < $1.code.rawValue }) {
-      lines += [".TP", ".B \(status.code)"]
-      lines += Self.roffParagraph(status.meaning)
-    }
-    return lines.joined(separator: "\n") + "\n"
+    return lines
   }
 
   /// Escapes text for roff: backslashes, and dashes as minus signs so options copy and paste.
@@ -77,7 +143,9 @@ extension CommandDescription {
       guard !word.isEmpty else { return }
       if word.hasPrefix("<") && word.hasSuffix(">") {
         result += #"\fI"# + roff(word) + #"\fR"#
-      } else if word.hasPrefix("-") || word == command.name {
+      } else if word.hasPrefix("-")
+        || command.qualifiedName.split(separator: " ").contains(Substring(word))
+      {
         result += #"\fB"# + roff(word) + #"\fR"#
       } else {
         result += roff(word)

@@ -14,7 +14,14 @@ extension CommandDescription {
   /// - `-h`/`--help` anywhere before `--` asks for help, whatever else is wrong, and so does
   ///   `--version` when the command has a version.
   ///
-  /// - Parameter arguments: The arguments, for example `CommandLine.arguments.dropFirst()`.
+  ///
+  /// A command with ``subcommands`` reads its first argument as the subcommand (or `help`,
+  /// `-h`, `--help`, `--version`) and the rest with the subcommand's rules; a command with the
+  /// ``Syntax/ordered`` syntax reads Darwin's rules instead of these. A root command also
+  /// accepts the hidden `--generate-completion-script <shell>` and `--generate-manual-page`
+  /// as the whole line.
+  ///
+  /// - Parameter arguments: The arguments, for example `CommandRunner.commandLineArguments()`.
   /// - Returns: The options and positional arguments found.
   /// - Throws: ``CommandLineError`` naming the offending option, value or argument, or
   ///   ``CommandLineError/helpRequested`` or ``CommandLineError/versionRequested``.
@@ -22,6 +29,145 @@ extension CommandDescription {
     _ arguments: some Sequence<String>
   ) throws(CommandLineError) -> ParsedArguments {
     let tokens = Array(arguments)
+    if parentNames.isEmpty, let request = try Self.generationRequest(tokens) { throw request }
+    if !subcommands.isEmpty { return try parseSubcommand(tokens) }
+    switch syntax {
+    case .getopt: return try parseGetopt(tokens)
+    case .ordered: return try parseOrdered(tokens)
+    }
+  }
+
+  /// `--generate-completion-script <shell>` or `--generate-manual-page` as the whole line.
+  private static func generationRequest(_ tokens: [String]) throws(CommandLineError)
+    -> CommandLineError?
+  {
+    switch tokens.first {
+    case completionScriptOption:
+      guard tokens.count == 2 else {
+        throw .missingValue(label: "\(completionScriptOption) <shell>", abstract: "")
+      }
+      guard let shell = CompletionShell(rawValue: tokens[1]) else {
+        throw .invalidValue(
+          tokens[1], label: "\(completionScriptOption) <shell>", abstract: "",
+          error: ValueConversionError(
+            "not a known shell", choices: CompletionShell.allCases.map(\.rawValue)))
+      }
+      return CommandLineError(.completionScriptRequested, message: shell.rawValue)
+    case manualPageOption:
+      guard tokens.count == 1 else { throw .unexpectedArguments(Array(tokens.dropFirst())) }
+      return CommandLineError(.manualPageRequested, message: "")
+    default:
+      return nil
+    }
+  }
+
+  /// The first argument names a subcommand, which parses the rest.
+  private func parseSubcommand(_ tokens: [String]) throws(CommandLineError) -> ParsedArguments {
+    guard let first = tokens.first else {
+      throw CommandLineError(
+        .missingArgument, message: "Missing expected argument '<subcommand>'",
+        showsFullHelp: true)
+    }
+    if first == "-h" || first == "--help" { throw .helpRequested }
+    if first == "--version" && version != nil { throw .versionRequested }
+    if first == "help" {
+      let path = Array(tokens.dropFirst())
+      guard subcommand(at: path) != nil else {
+        throw .unknownSubcommand(path.joined(separator: " "), suggestion: nil)
+      }
+      var request = CommandLineError.helpRequested
+      request.commandPath = path
+      throw request
+    }
+    if Self.looksLikeOption(first) {
+      throw .unknownOption(first, suggestion: suggestion(for: first))
+    }
+    guard let subcommand = subcommands.first(where: { $0.name == first }) else {
+      let close = subcommands.map(\.name).map { ($0, Self.editDistance($0, first)) }
+        .filter { $0.1 < 4 }.min { $0.1 < $1.1 }?.0
+      throw .unknownSubcommand(first, suggestion: close)
+    }
+    do {
+      return try subcommand.parse(tokens.dropFirst())
+    } catch {
+      var error = error
+      error.commandPath.insert(first, at: 0)
+      throw error
+    }
+  }
+
+  /// Darwin's ordered syntax (``Syntax/ordered``).
+  private func parseOrdered(_ tokens: [String]) throws(CommandLineError) -> ParsedArguments {
+    if tokens.contains(where: { $0 == "-h" || $0 == "-help" }) {
+      var request = CommandLineError.helpRequested
+      request.helpGoesToStandardError = true
+      throw request
+    }
+    if tokens.contains("--help") { throw .helpRequested }
+    if version != nil && tokens.contains("--version") { throw .versionRequested }
+    var occurrences: [ParsedArguments.Occurrence] = []
+    var positionals: [String] = []
+    var index = tokens.startIndex
+    let numbered = options.firstIndex(where: \.isNumbered)
+    while index < tokens.endIndex {
+      let token = tokens[index]
+      index += 1
+      let number: Int
+      if let exact = options.firstIndex(where: { !$0.isNumbered && $0.names.contains(token) }) {
+        number = exact
+      } else if let numbered, let digits = Self.numberedOption(token) {
+        guard Int(digits) != nil else {
+          throw .invalidValue(
+            String(digits), label: "-<count>", abstract: "",
+            error: ValueConversionError("out of range (\(Int.min)...\(Int.max))"))
+        }
+        number = numbered
+      } else if token.hasPrefix("-") && token != "-" {
+        throw .unknownOption(token, suggestion: nil)
+      } else {
+        positionals.append(token)
+        continue
+      }
+      let option = options[number]
+      var values: [String] = []
+      if option.takesValue && option.isValueOptional {
+        if index < tokens.endIndex && !tokens[index].hasPrefix("-") {
+          values.append(tokens[index])
+          index += 1
+        }
+      } else if option.takesValue {
+        for _ in 0...option.additionalValueNames.count {
+          guard index < tokens.endIndex else {
+            throw .missingValue(label: option.spelled(token), abstract: option.abstract)
+          }
+          values.append(tokens[index])
+          index += 1
+        }
+      }
+      if let value = values.first, !option.choices.isEmpty && !option.choices.contains(value) {
+        throw .invalidValue(
+          value, label: option.spelled(token), abstract: option.abstract,
+          error: ValueConversionError("not one of the choices", choices: option.choices))
+      }
+      occurrences.append(
+        .init(
+          of: options, at: number, spelling: token, value: values.first,
+          additionalValues: Array(values.dropFirst())))
+    }
+    return try arguments(occurrences, positionals, commandLineIsEmpty: tokens.isEmpty)
+  }
+
+  /// The digits of a numbered option such as `-25`, or `nil` when `token` is not `-` and
+  /// ASCII digits.
+  static func numberedOption(_ token: String) -> Substring? {
+    let digits = token.dropFirst()
+    guard token.hasPrefix("-"), !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber })
+    else { return nil }
+    return digits
+  }
+
+  /// `getopt_long`'s syntax (``Syntax/getopt``).
+  private func parseGetopt(_ tokens: [String]) throws(CommandLineError) -> ParsedArguments {
     let optionPart = tokens.prefix { $0 != "--" }
     if optionPart.contains(where: { $0 == "-h" || $0 == "--help" }) { throw .helpRequested }
     if version != nil && optionPart.contains("--version") { throw .versionRequested }
@@ -35,7 +181,7 @@ extension CommandDescription {
       let option = options[number]
       guard option.takesValue else {
         if let inline { throw .unexpectedValue(inline, for: spelling) }
-        occurrences.append(.init(option: option, spelling: spelling, value: nil, index: number))
+        occurrences.append(.init(of: options, at: number, spelling: spelling, value: nil))
         return
       }
       let value: String
@@ -52,7 +198,8 @@ extension CommandDescription {
           value, label: option.spelled(spelling), abstract: option.abstract,
           error: ValueConversionError("not one of the choices", choices: option.choices))
       }
-      occurrences.append(.init(option: option, spelling: spelling, value: value, index: number))
+      occurrences.append(
+        .init(of: options, at: number, spelling: spelling, value: value))
     }
 
     while index < tokens.endIndex {
@@ -101,13 +248,21 @@ extension CommandDescription {
       }
     }
 
+    return try arguments(occurrences, positionals, commandLineIsEmpty: tokens.isEmpty)
+  }
+
+  /// Fills the declared positional arguments in order and checks that none is missing.
+  private func arguments(
+    _ occurrences: [ParsedArguments.Occurrence], _ positionals: [String],
+    commandLineIsEmpty: Bool
+  ) throws(CommandLineError) -> ParsedArguments {
     var remaining = positionals[...]
     var values: [[String]] = []
     for argument in self.arguments {
       let taken = argument.isRepeating ? Array(remaining) : remaining.first.map { [$0] } ?? []
       remaining = remaining.dropFirst(taken.count)
       if taken.isEmpty && !argument.isOptional {
-        throw .missingArgument(argument, commandLineIsEmpty: tokens.isEmpty)
+        throw .missingArgument(argument, commandLineIsEmpty: commandLineIsEmpty)
       }
       values.append(taken)
     }
@@ -117,7 +272,7 @@ extension CommandDescription {
 
   /// The index in ``options`` of the option with this exact spelling, such as `--count`.
   func optionIndex(named name: String) -> Int? {
-    options.firstIndex { $0.names.contains(name) }
+    options.firstIndex { !$0.isNumbered && $0.names.contains(name) }
   }
 
   /// The closest long option name to a misspelled one, if it is close enough (AP's rule:

@@ -1,8 +1,12 @@
 /// What a command-line tool is called, what it does and what it accepts.
 ///
 /// One description drives parsing (``parse(_:)``), the help screen (``helpText(columns:)``),
-/// the error messages and the manual page (``manualPage(section:source:)``), so they never
-/// drift apart. `-h, --help` and, when there is a ``version``, `--version` are built in.
+/// the error messages, the manual page (``manualPage(section:source:)``) and the shell
+/// completion scripts (``completionScript(for:)``), so they never drift apart. `-h, --help`
+/// and, when there is a ``version``, `--version` are built in, and so are the hidden
+/// `--generate-manual-page` and `--generate-completion-script <shell>`. A description may
+/// have ``subcommands`` (`readlater watch`) or read Darwin's ``Syntax/ordered`` syntax
+/// (notifyutil).
 ///
 /// ```swift
 /// let command = CommandDescription(
@@ -27,8 +31,26 @@ public struct CommandDescription: Hashable, Sendable {
   public var arguments: [ArgumentDescription]
   /// The options and flags, in the order the help lists them.
   public var options: [OptionDescription]
-  /// Exit statuses beyond 0, 1 and 64, listed in the manual page.
+  /// Exit statuses beyond 0, 1 and 64, or more precise meanings of those, listed in the
+  /// manual page (a status given here replaces the generic meaning of the same code).
   public var exitStatuses: [ExitStatus]
+  /// The subcommands, such as `readlater watch` and `readlater list`; when there are any,
+  /// the first argument names one and the rest of the line is that subcommand's.
+  public private(set) var subcommands: [CommandDescription]
+  /// The names of the commands above this one, such as `["readlater"]` for `watch`.
+  public private(set) var parentNames: [String] = []
+  /// How the command line is read: `getopt_long`'s rules, or Darwin's ordered commands.
+  public var syntax: Syntax
+  /// The manual section: 1 for user commands, 8 for daemons such as `notifyd`.
+  public var manualSection: Int
+  /// Environment variables the command reads, for the manual page's ENVIRONMENT section.
+  public var environment: [Entry]
+  /// Files the command reads or writes, for the manual page's FILES section.
+  public var files: [Entry]
+  /// Command lines and what they do, for the manual page's EXAMPLES section.
+  public var examples: [Entry]
+  /// Related manual pages, such as `notifyd(8)`.
+  public var seeAlso: [String]
 
   /// Creates a command description.
   ///
@@ -38,7 +60,10 @@ public struct CommandDescription: Hashable, Sendable {
   public init(
     name: String, abstract: String = "", discussion: String = "", version: String? = nil,
     usage: String? = nil, arguments: [ArgumentDescription] = [],
-    options: [OptionDescription] = [], exitStatuses: [ExitStatus] = []
+    options: [OptionDescription] = [], exitStatuses: [ExitStatus] = [],
+    subcommands: [CommandDescription] = [], syntax: Syntax = .getopt, manualSection: Int = 1,
+    environment: [Entry] = [], files: [Entry] = [], examples: [Entry] = [],
+    seeAlso: [String] = []
   ) {
     self.name = name
     self.abstract = abstract
@@ -48,6 +73,18 @@ public struct CommandDescription: Hashable, Sendable {
     self.arguments = arguments
     self.options = options
     self.exitStatuses = exitStatuses
+    self.subcommands = []
+    self.syntax = syntax
+    self.manualSection = manualSection
+    self.environment = environment
+    self.files = files
+    self.examples = examples
+    self.seeAlso = seeAlso
+    self.subcommands = subcommands.map { $0.nested(under: self) }
+    precondition(
+      subcommands.isEmpty || arguments.isEmpty, "A command with subcommands takes no arguments.")
+    precondition(
+      Set(subcommands.map(\.name)).count == subcommands.count, "Two subcommands share a name.")
     var seen: Set<String> = ["-h", "--help", "--version"]
     for name in options.flatMap(\.names) {
       precondition(seen.insert(name).inserted, "Option name '\(name)' is used twice or reserved.")
@@ -56,6 +93,38 @@ public struct CommandDescription: Hashable, Sendable {
       arguments.dropLast().allSatisfy { !$0.isRepeating }, "Only the last argument may repeat.")
     precondition(
       Set(arguments.map(\.name)).count == arguments.count, "Two arguments share a name.")
+  }
+
+  /// The hidden option that prints a completion script: `--generate-completion-script bash`.
+  public static let completionScriptOption = "--generate-completion-script"
+  /// The hidden option that prints the manual page: `--generate-manual-page`.
+  public static let manualPageOption = "--generate-manual-page"
+
+  /// The subcommand names from the root to this command, such as `["watch"]`; empty for a
+  /// root command.
+  public var path: [String] { parentNames.isEmpty ? [] : parentNames.dropFirst() + [name] }
+
+  /// The name as typed, with the commands above it: `readlater watch`.
+  public var qualifiedName: String { (parentNames + [name]).joined(separator: " ") }
+
+  /// The subcommand reached by `path`, such as `["watch"]`; this command for an empty path.
+  public func subcommand(at path: some Sequence<String>) -> CommandDescription? {
+    var command = self
+    for name in path {
+      guard let next = command.subcommands.first(where: { $0.name == name }) else { return nil }
+      command = next
+    }
+    return command
+  }
+
+  /// This command placed below `parent`: it inherits the version, and its own subcommands
+  /// learn their new path.
+  private func nested(under parent: CommandDescription) -> CommandDescription {
+    var copy = self
+    copy.parentNames = parent.parentNames + [parent.name]
+    if copy.version == nil { copy.version = parent.version }
+    copy.subcommands = subcommands.map { $0.nested(under: copy) }
+    return copy
   }
 
   /// The built-in `-h, --help` flag.
@@ -73,6 +142,34 @@ public struct CommandDescription: Hashable, Sendable {
 }
 
 extension CommandDescription {
+  /// How a command line is read.
+  public enum Syntax: Hashable, Sendable {
+    /// `getopt_long`'s rules with swift-argument-parser's messages (`Protocol/cli-conventions.md`
+    /// §3): options in any order, clusters, `--name=value`, `--`.
+    case getopt
+    /// Darwin notifyutil's rules: every argument is an option, read left to right, and the
+    /// order is kept in ``ParsedArguments/occurrences``; values are taken whatever they look
+    /// like (`-p -x` posts `-x`); an optional value is taken only when it does not start with
+    /// `-`; a numbered option such as `-5 key` matches `-<digits>`; no clusters. `-h`, `-help`
+    /// and `--help` anywhere ask for help, which is printed in Darwin's layout (standard
+    /// error for `-h` and `-help`, as Darwin does; standard output for `--help`).
+    case ordered
+  }
+
+  /// A term and what it means: an environment variable, a file or an example command.
+  public struct Entry: Hashable, Sendable {
+    /// The variable, the path or the command line.
+    public var term: String
+    /// What it is or does, in sentences.
+    public var meaning: String
+
+    /// Creates an entry.
+    public init(_ term: String, _ meaning: String) {
+      self.term = term
+      self.meaning = meaning
+    }
+  }
+
   /// An exit status a tool documents, such as `2` for a timeout.
   public struct ExitStatus: Hashable, Sendable {
     /// The status.

@@ -10,6 +10,44 @@ extension CommandLineError {
     return CommandLineError(.unknownOption, message: "Unknown option '\(spelling)'\(hint)")
   }
 
+  /// An unknown subcommand: `Unknown subcommand 'lsit'. Did you mean 'list'?`.
+  static func unknownSubcommand(_ name: String, suggestion: String?) -> CommandLineError {
+    let hint = suggestion.map { ". Did you mean '\($0)'?" } ?? ""
+    return CommandLineError(.unknownSubcommand, message: "Unknown subcommand '\(name)'\(hint)")
+  }
+
+  /// An argument that is not UTF-8, shown with its invalid bytes as `\xE9`:
+  /// `The value 'caf\xE9' for '--url' is not valid UTF-8` after an option, else
+  /// `The argument 'caf\xE9' is not valid UTF-8`.
+  static func invalidEncoding(_ bytes: [UInt8], after previous: String?) -> CommandLineError {
+    var shown = ""
+    var offset = 0
+    var iterator = bytes.makeIterator()
+    var parser = Unicode.UTF8.ForwardParser()
+    decoding: while true {
+      switch parser.parseScalar(from: &iterator) {
+      case .valid(let encoded):
+        shown.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+        offset += encoded.count
+      case .error(let length):
+        for byte in bytes[offset..<offset + length] {
+          let hex = String(byte, radix: 16, uppercase: true)
+          shown += "\\x" + (hex.count == 1 ? "0" : "") + hex
+        }
+        offset += length
+      case .emptyInput:
+        break decoding
+      }
+    }
+    let message =
+      if let previous, CommandDescription.looksLikeOption(previous) {
+        "The value '\(shown)' for '\(previous)' is not valid UTF-8"
+      } else {
+        "The argument '\(shown)' is not valid UTF-8"
+      }
+    return CommandLineError(.invalidEncoding, message: message)
+  }
+
   /// A missing value: `Missing value for '--count <count>'`, with the option's help line.
   static func missingValue(label: String, abstract: String) -> CommandLineError {
     CommandLineError(
@@ -58,7 +96,7 @@ extension CommandLineError {
   }
 
   private static func helpLine(_ label: String, _ abstract: String) -> String? {
-    abstract.isEmpty ? nil : "\(label)  \(abstract)"
+    abstract.isEmpty ? nil : "\(label)  \(abstract.split(separator: "\n").joined(separator: " "))"
   }
 
   private static func explanation(_ error: ValueConversionError) -> String {

@@ -23,6 +23,11 @@ public struct CommandLineError: Error, Hashable, Sendable, CustomStringConvertib
   /// Whether the runner shows the full help instead of the short usage: the command line
   /// was empty, so the user probably does not know the tool yet.
   public var showsFullHelp: Bool
+  /// The subcommand the error is about, such as `["watch"]`, so its usage is shown; set
+  /// while parsing.
+  public var commandPath: [String] = []
+  /// Whether a help request prints on standard error (notifyutil's `-h`, as Darwin's does).
+  var helpGoesToStandardError = false
 
   /// Creates an error from its parts.
   public init(_ code: Code, message: String, help: String? = nil, showsFullHelp: Bool = false) {
@@ -49,7 +54,10 @@ public struct CommandLineError: Error, Hashable, Sendable, CustomStringConvertib
   public var description: String { message }
 
   /// Whether this is a request for help or the version rather than a mistake.
-  public var isCleanExit: Bool { code == .helpRequested || code == .versionRequested }
+  public var isCleanExit: Bool {
+    [.helpRequested, .versionRequested, .completionScriptRequested, .manualPageRequested]
+      .contains(code)
+  }
 }
 
 extension CommandLineError {
@@ -79,6 +87,15 @@ extension CommandLineError {
     public static let unexpectedArgument = Code(rawValue: "unexpectedArgument")
     /// The tool refused a well-formed command line, for example an invalid name.
     public static let validationFailed = Code(rawValue: "validationFailed")
+
+    /// A subcommand the command does not have, such as `readlater lsit`.
+    public static let unknownSubcommand = Code(rawValue: "unknownSubcommand")
+    /// An argument is not valid UTF-8.
+    public static let invalidEncoding = Code(rawValue: "invalidEncoding")
+    /// `--generate-completion-script <shell>` was given; the message is the shell.
+    public static let completionScriptRequested = Code(rawValue: "completionScriptRequested")
+    /// `--generate-manual-page` was given.
+    public static let manualPageRequested = Code(rawValue: "manualPageRequested")
 
     /// The stable name of the code.
     public var description: String { rawValue }

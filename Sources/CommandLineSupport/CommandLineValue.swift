@@ -1,6 +1,6 @@
 /// A type that can be read from a command-line value, such as `Int`, `UInt64` or `Double`.
 ///
-/// ``ParsedArguments/value(_:as:)`` and ``ArgumentTokens/nextValue(for:valueName:as:)``
+/// ``ParsedArguments/value(_:as:)`` and ``ParsedArguments/Occurrence/value(at:as:)``
 /// use it, and turn a thrown ``ValueConversionError`` into a ``CommandLineError`` that names
 /// the option and the value: `The value 'x' is invalid for '--count <count>': not an integer`.
 ///

@@ -11,28 +11,27 @@
 /// |---|---|---|---|
 /// | body returns | | | 0 |
 /// | `-h`, `--help`, `--version` | stdout | help or version | 0 |
+/// | `--generate-completion-script <shell>`, `--generate-manual-page` | stdout | the script or page | 0 |
 /// | ``CommandLineError`` | stderr | `Error: …`, `Help:  …`, `Usage: …`, `  See '…'` | 64 |
 /// | ``ExitCode`` thrown | | nothing | that code |
 /// | any other error | stderr | `Error: <description>` | 1 |
 ///
 /// ```swift
-/// @main enum NotifyPost {
-///   static func main() async {
-///     await CommandRunner(command).asyncMain { arguments in
-///       for name in arguments.values("name") { try await post(name) }
-///     }
-///   }
+/// await CommandRunner(NotifyWatch.command).asyncMain { arguments in
+///   for name in arguments.values("name") { try await watch(name) }
 /// }
 /// ```
 ///
-/// Tools with irregular syntax, such as notifyutil, scan the arguments themselves:
+/// A command with subcommands gets the subcommand's arguments; ``ParsedArguments/command``
+/// says which one was chosen:
 ///
 /// ```swift
-/// let runner = CommandRunner(command)
-/// runner.exit(with: runner.outcome {
-///   var tokens = ArgumentTokens(CommandLine.arguments.dropFirst())
-///   try NotifyUtil.run(&tokens)
-/// })
+/// await CommandRunner(ReadLaterTool.command).asyncMain { arguments in
+///   switch arguments.command.name {
+///   case "watch": try await watch(arguments)
+///   default: try list(arguments)
+///   }
+/// }
 /// ```
 public struct CommandRunner: Sendable {
   /// What to print and which status to exit with.
@@ -71,15 +70,55 @@ public struct CommandRunner: Sendable {
     self.command = command
   }
 
-  /// Parses `CommandLine.arguments`, runs `body`, prints the outcome and exits.
+  /// Parses the command line, runs `body`, prints the outcome and exits.
   public func main(_ body: (ParsedArguments) throws -> Void) -> Never {
-    exit(with: outcome { try body(try command.parse(CommandLine.arguments.dropFirst())) })
+    exit(
+      with: outcome {
+        let parsed = try command.parse(try Self.commandLineArguments())
+        do {
+          try body(parsed)
+        } catch var error as CommandLineError {
+          error.commandPath = parsed.command.path
+          throw error
+        }
+      })
   }
 
-  /// Parses `CommandLine.arguments`, runs the asynchronous `body`, prints the outcome and exits.
+  /// Parses the command line, runs the asynchronous `body`, prints the outcome and exits.
   public func asyncMain(_ body: (ParsedArguments) async throws -> Void) async -> Never {
-    let arguments = CommandLine.arguments.dropFirst()
-    exit(with: await asyncOutcome { try await body(try command.parse(arguments)) })
+    exit(
+      with: await asyncOutcome {
+        let parsed = try command.parse(try Self.commandLineArguments())
+        do {
+          try await body(parsed)
+        } catch var error as CommandLineError {
+          error.commandPath = parsed.command.path
+          throw error
+        }
+      })
+  }
+
+  /// The process's arguments without the program name, each checked to be UTF-8.
+  ///
+  /// `CommandLine.arguments` replaces invalid bytes with U+FFFD, so a name or URL typed in
+  /// another encoding would silently become a different one; this refuses it instead.
+  ///
+  /// - Throws: ``CommandLineError`` with code ``CommandLineError/Code/invalidEncoding``:
+  ///   `The value 'caf\xE9' for '--url' is not valid UTF-8`.
+  public static func commandLineArguments() throws(CommandLineError) -> [String] {
+    var result: [String] = []
+    // `max`: a process can be started with no arguments at all, not even its name.
+    for index in 1..<max(1, Int(CommandLine.argc)) {
+      guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+      let bytes = UnsafeBufferPointer(start: pointer, count: strlen(pointer)).map {
+        UInt8(bitPattern: $0)
+      }
+      guard let text = String(validating: bytes, as: UTF8.self) else {
+        throw .invalidEncoding(bytes, after: result.last)
+      }
+      result.append(text)
+    }
+    return result
   }
 
   /// Runs `body` and returns what to print and the status, without printing or exiting.
@@ -104,9 +143,23 @@ public struct CommandRunner: Sendable {
 
   /// Maps an error thrown by parsing or by the tool to its stream, text and exit status.
   public func outcome(for error: any Error) -> Outcome {
+    let command =
+      (error as? CommandLineError).flatMap { self.command.subcommand(at: $0.commandPath) }
+      ?? self.command
     switch error {
     case let error as CommandLineError where error.code == .helpRequested:
-      return Outcome(exitCode: .success, stream: .standardOutput, text: command.helpText() + "\n")
+      // Darwin's layout has no final empty line; AP's has one.
+      let text = command.helpText() + (command.syntax == .ordered ? "" : "\n")
+      return Outcome(
+        exitCode: .success,
+        stream: error.helpGoesToStandardError ? .standardError : .standardOutput,
+        text: text)
+    case let error as CommandLineError where error.code == .completionScriptRequested:
+      let shell = CompletionShell(rawValue: error.message) ?? .bash
+      return Outcome(
+        exitCode: .success, stream: .standardOutput, text: command.completionScript(for: shell))
+    case let error as CommandLineError where error.code == .manualPageRequested:
+      return Outcome(exitCode: .success, stream: .standardOutput, text: command.manualPage())
     case let error as CommandLineError where error.code == .versionRequested:
       let version = command.version ?? "Unspecified version"
       return Outcome(exitCode: .success, stream: .standardOutput, text: version + "\n")

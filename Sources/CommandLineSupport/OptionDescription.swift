@@ -25,6 +25,27 @@ public struct OptionDescription: Hashable, Sendable {
   /// A label that replaces the generated one in the help, for irregular syntax such as
   /// notifyutil's `-signal [<signal>]`.
   public var label: String?
+  /// Further values the option takes after its first, such as `val` in notifyutil's
+  /// `-s <key> <val>` (``CommandDescription/Syntax/ordered`` only).
+  public var additionalValueNames: [String] = []
+  /// Whether the value may be left out.
+  ///
+  /// The value is taken only when the next argument does not start with `-`, as in
+  /// notifyutil's `-signal [<signal>]` (``CommandDescription/Syntax/ordered`` only).
+  public var isValueOptional = false
+  /// Whether the option is a number, such as notifyutil's `-5 key`.
+  ///
+  /// It matches `-` and decimal digits, and its single name (`-#`) only stands for it in the
+  /// help (``CommandDescription/Syntax/ordered`` only). ``ParsedArguments/Occurrence/spelling``
+  /// holds the number as typed.
+  public var isNumbered = false
+  /// Whether the help leaves the option out (the manual page still lists it), for
+  /// compatibility spellings such as notifyutil's `-plain`.
+  public var isHidden = false
+  /// The help section that lists the option, such as `commands`; `nil` for `OPTIONS`.
+  public var section: String?
+  /// What a shell may offer as the value when completing.
+  public var completion: Completion = .none
 
   /// Creates an option from all its parts; ``flag(_:abstract:isRepeatable:)`` and
   /// ``option(_:value:abstract:default:choices:isRepeatable:)`` read better.
@@ -45,6 +66,7 @@ public struct OptionDescription: Hashable, Sendable {
     self.choices = choices
     self.isRepeatable = isRepeatable
     self.label = label
+    self.completion = choices.isEmpty ? .none : .words(choices)
   }
 
   /// A flag: an option that takes no value, such as `--json` or `-v`.
@@ -78,6 +100,17 @@ public struct OptionDescription: Hashable, Sendable {
       defaultValue: defaultValue?.rawValue, choices: Choice.allCases.map(\.rawValue))
   }
 
+  /// This option with further properties set, for options outside the two common shapes.
+  ///
+  /// ```swift
+  /// .option("-s", value: "key", abstract: "Set the state.").with { $0.additionalValueNames = ["val"] }
+  /// ```
+  public func with(_ change: (inout OptionDescription) -> Void) -> OptionDescription {
+    var copy = self
+    change(&copy)
+    return copy
+  }
+
   /// Whether this option takes a value.
   public var takesValue: Bool { valueName != nil }
 
@@ -99,7 +132,9 @@ public struct OptionDescription: Hashable, Sendable {
 
   /// `name` followed by the value placeholder when the option takes a value.
   func spelled(_ name: String) -> String {
-    valueName.map { "\(name) <\($0)>" } ?? name
+    guard let valueName else { return name }
+    if isValueOptional { return "\(name) [<\(valueName)>]" }
+    return ([name] + ([valueName] + additionalValueNames).map { "<\($0)>" }).joined(separator: " ")
   }
 
   /// The abstract followed by the choices and the default, as the help shows it.
@@ -117,5 +152,19 @@ public struct OptionDescription: Hashable, Sendable {
   static func isValidName(_ name: String) -> Bool {
     CommandDescription.looksLikeOption(name) && name != "--" && !name.hasPrefix("---")
       && !name.contains { $0 == "=" || $0.isWhitespace }
+  }
+}
+
+extension OptionDescription {
+  /// What a shell offers when completing an option's value.
+  public enum Completion: Hashable, Sendable {
+    /// Nothing in particular (the shell's default, usually file names, is not offered).
+    case none
+    /// File names.
+    case file
+    /// Directory names.
+    case directory
+    /// These words.
+    case words([String])
   }
 }

@@ -14,14 +14,54 @@
 public struct ParsedArguments: Hashable, Sendable {
   /// One option as it appeared on the command line.
   public struct Occurrence: Hashable, Sendable {
-    /// The option's description.
-    public var option: OptionDescription
+    /// The command's options, shared by every occurrence, so an occurrence copies one
+    /// reference rather than a whole description.
+    let options: [OptionDescription]
+    /// The option's index in ``CommandDescription/options``, so lookups compare integers.
+    let index: Int
     /// The name the user typed, such as `-c` for `-c, --count`.
     public var spelling: String
-    /// The value, or `nil` for a flag.
+    /// The value, or `nil` for a flag (or an optional value left out).
     public var value: String?
-    /// The option's index in ``CommandDescription/options``, so lookups compare integers.
-    var index: Int
+    /// The values after the first, for an option with
+    /// ``OptionDescription/additionalValueNames`` (kept apart so the common case allocates
+    /// nothing).
+    public var additionalValues: [String]
+
+    init(
+      of options: [OptionDescription], at index: Int, spelling: String, value: String?,
+      additionalValues: [String] = []
+    ) {
+      self.options = options
+      self.index = index
+      self.spelling = spelling
+      self.value = value
+      self.additionalValues = additionalValues
+    }
+
+    /// The option's description.
+    public var option: OptionDescription { options[index] }
+
+    /// Every value: none for a flag, one for most options, more for an option with
+    /// ``OptionDescription/additionalValueNames``.
+    public var values: [String] { (value.map { [$0] } ?? []) + additionalValues }
+
+    /// Value `position` converted, or `nil` when the occurrence has no such value.
+    ///
+    /// - Throws: ``CommandLineError`` naming the option as typed and the value:
+    ///   `The value 'ten' is invalid for '-s <key> <val>': not an integer`.
+    public func value<Value: CommandLineValue>(
+      at position: Int = 0, as type: Value.Type
+    ) throws(CommandLineError) -> Value? {
+      guard position < values.count else { return nil }
+      do throws(ValueConversionError) {
+        return try Value(commandLineArgument: values[position])
+      } catch {
+        throw .invalidValue(
+          values[position], label: option.spelled(spelling), abstract: option.abstract,
+          error: error)
+      }
+    }
   }
 
   /// The command that was parsed.
@@ -101,7 +141,10 @@ extension ParsedArguments {
         case .argument(let index):
           (command.arguments[index].helpLabel, command.arguments[index].abstract)
         }
-      throw .invalidValue(entry.text, label: label, abstract: abstract, error: error)
+      var failure = CommandLineError.invalidValue(
+        entry.text, label: label, abstract: abstract, error: error)
+      failure.commandPath = command.path
+      throw failure
     }
   }
 

@@ -156,8 +156,10 @@ struct Registry {
     for token in tokens {
       guard var registration = registrations[token] else { continue }
       registration.postCount += 1
+      // The registration's counter starts at 1 (Darwin's, so a first check is true); the
+      // event counts posts, so its first is 1.
       let event = NotifyEvent(
-        token: token, name: name, postCount: registration.postCount, sender: sender,
+        token: token, name: name, postCount: registration.postCount - 1, sender: sender,
         sequence: sequence, nameSequence: nameSequence, isResynchronization: resynchronization)
       if registration.suspendCount > 0 {
         registration.deferred = DeferredPost(event)

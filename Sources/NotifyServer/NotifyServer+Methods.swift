@@ -1,5 +1,5 @@
 import DBus
-import Notify
+import NotifyCore
 import NotifyServerFiles
 import Synchronization
 

@@ -1,5 +1,5 @@
 public import DBus
-import Notify
+import NotifyCore
 public import NotifyServerFiles
 import Synchronization
 

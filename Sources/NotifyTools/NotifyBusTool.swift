@@ -22,16 +22,17 @@ public enum NotifyBusTool {
         eval "$(notifybus env)", dbus-send --session, gdbus, busctl --user and \
         dbus-monitor --session reach the same bus as the NotifyBus tools.
         """,
-      options: [busOption]),
+      options: [.bus]),
     CommandDescription(
       name: "status",
       abstract: "Show which bus the tools use and why, and whether notifyd runs.",
-      options: [busOption, .flag("--json", abstract: "Print one JSON object.")]),
+      discussion: "Starts neither the embedded bus nor notifyd.",
+      options: [.bus, .flag("--json", abstract: "Print one JSON object.")]),
     CommandDescription(
       name: "names",
       abstract: "List the names notifyd holds, with their state and last changes.",
       discussion: "Starts notifyd by D-Bus activation when it is not running.",
-      options: [busOption, .flag("--json", abstract: "Print one JSON array.")]),
+      options: [.bus, .flag("--json", abstract: "Print one JSON array.")]),
     CommandDescription(
       name: "interface",
       abstract: "Print the D-Bus interface a name's Posted signal travels on.",
@@ -45,75 +46,45 @@ public enum NotifyBusTool {
   public static let command = CommandDescription(
     name: "notifybus",
     abstract: "Find and inspect the bus the NotifyBus tools use.",
-    discussion: "Subcommands: "
-      + subcommands.map { "\($0.name) (\($0.abstract.dropLast()))" }.joined(separator: "; ")
-      + ".",
+    discussion: """
+      The bus is chosen as every tool chooses it: NOTIFYBUS_BUS_ADDRESS, else the session \
+      bus (DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus, else /run/user/UID/bus) \
+      when it answers, else the embedded bus, which the tools start on demand.
+      """,
     version: notifyBusVersion,
-    usage: "notifybus <subcommand> [options]",
-    arguments: [
-      ArgumentDescription("subcommand", abstract: "env, status, names, interface or stop."),
-      ArgumentDescription(
-        "arguments", abstract: "The subcommand's options and arguments.", isOptional: true,
-        isRepeating: true),
-    ])
+    subcommands: subcommands,
+    environment: CommandDescription.Entry.busEnvironment,
+    files: CommandDescription.Entry.busFiles,
+    examples: [
+      .init(#"eval "$(notifybus env)""#, "Let dbus-send, gdbus and busctl reach the tools' bus:"),
+      .init("notifybus status --json", "Which bus, why, and what notifyd does, as JSON:"),
+      .init(
+        #"dbus-send --session --type=signal /org/notifybus/Notify1 "$(notifybus interface a.b).Posted" string:a.b"#,
+        "Post a.b by hand:"),
+    ],
+    seeAlso: ["notifyd(8)", "notifyutil(1)", "dbus-send(1)", "busctl(1)"])
 
-  /// Runs `notifybus` with `arguments` (without the program name); returns the exit status.
-  public static func main(_ arguments: [String]) async -> ExitCode {
-    let root = CommandRunner(command)
-    guard let first = arguments.first, !first.hasPrefix("-") else {
-      let outcome = root.outcome {
-        _ = try command.parse(arguments)
-        throw CommandLineError(.missingArgument, message: "Give a subcommand.", showsFullHelp: true)
-      }
-      return report(outcome)
-    }
-    guard let subcommand = subcommands.first(where: { $0.name == first }) else {
-      return report(
-        root.outcome {
-          throw CommandLineError.validation(
-            "unknown subcommand '\(first)'; the subcommands are "
-              + subcommands.map(\.name).joined(separator: ", "))
-        })
-    }
-    var described = subcommand
-    described.name = "notifybus " + subcommand.name
-    described.version = notifyBusVersion
-    let runner = CommandRunner(described)
-    return report(
-      await runner.asyncOutcome {
-        let parsed = try described.parse(arguments.dropFirst())
-        try await run(subcommand.name, parsed)
-      })
-  }
-
-  private static func report(_ outcome: CommandRunner.Outcome) -> ExitCode {
-    if !outcome.text.isEmpty {
-      switch outcome.stream {
-      case .standardOutput: try? StandardOutput.write(outcome.text)
-      case .standardError: try? StandardError.write(outcome.text)
-      }
-    }
-    return outcome.exitCode
-  }
-
-  static func run(_ name: String, _ arguments: ParsedArguments) async throws {
-    switch name {
+  /// Runs a parsed `notifybus` command line.
+  public static func run(_ arguments: ParsedArguments) async throws {
+    // env, status and names take --bus; the others do not declare it.
+    func bus() throws(CommandLineError) -> Bus { try arguments.bus() ?? .automatic }
+    switch arguments.command.name {
     case "env":
-      let report = try await BusReport.resolve(try bus(from: arguments), startingEmbedded: true)
+      let report = try await BusReport.resolve(try bus(), startingEmbedded: true)
       await report.connection?.close()
       try StandardOutput.write(environmentText(report.address))
     case "status":
-      let report = try await BusReport.resolve(try bus(from: arguments), startingEmbedded: false)
+      let report = try await BusReport.resolve(try bus(), startingEmbedded: false)
       let notifyd = await report.notifyd()
       await report.connection?.close()
       try StandardOutput.write(
         arguments.contains("--json")
           ? statusJSON(report, notifyd) + "\n" : statusText(report, notifyd))
     case "names":
-      let report = try await BusReport.resolve(try bus(from: arguments), startingEmbedded: true)
+      let report = try await BusReport.resolve(try bus(), startingEmbedded: true)
       guard let connection = report.connection else { throw ToolError("no bus answers") }
       let rows: [NameRow]
-      do {
+      do throws(DBusError) {
         let reply = try await connection.call(NotifyWire.serviceCall("DescribeNames", []))
         rows = NameRow.rows(in: reply)
       } catch {
@@ -128,8 +99,11 @@ public enum NotifyBusTool {
     case "interface":
       let name = try names(arguments.values("name"))[0]
       try StandardOutput.write(NotifyWire.interface(for: name).rawValue + "\n")
-    default:
+    case "stop":
       try StandardOutput.write(try stopEmbeddedBus())
+    default:
+      throw CommandLineError(
+        .missingArgument, message: "Give a subcommand.", showsFullHelp: true)
     }
   }
 

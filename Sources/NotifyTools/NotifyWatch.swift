@@ -18,11 +18,17 @@ public enum NotifyWatch {
     discussion: """
       Each delivery is written as soon as it arrives, even when standard output is a pipe: \
       by default the name alone; with --json one JSON object per line with the name, the \
-      time (seconds since the epoch), the token, the poster's bus name, its sequence number \
+      time (seconds since the epoch), the token, postCount (how many posts of the name this \
+      watcher has received, the first being 1), the poster's bus name, its sequence number \
       and whether the line stands for posts possibly missed (the bus was down, or dropped \
       posts while this watcher did not read: Protocol/notify.md, "Missed posts"); with -v \
       notifyutil's verbose format, [token] sec.mmm name state type. Posts that arrive \
       faster than they are printed coalesce.
+
+      When the bus goes away, notify-watch says so on standard error and keeps trying to \
+      reconnect, whether the bus was chosen automatically or with --bus; once back, it says \
+      so, watches again and prints one resynchronization delivery per name, since posts may \
+      have been missed meanwhile.
       """,
     version: notifyBusVersion,
     arguments: [
@@ -30,9 +36,11 @@ public enum NotifyWatch {
         "name", abstract: "A notification name to watch.", isOptional: true, isRepeating: true)
     ],
     options: [
-      busOption,
-      .option("--count", "-n", value: "n", abstract: "Exit after this many deliveries."),
-      .option("--timeout", "-t", value: "seconds", abstract: "Give up after this many seconds."),
+      .bus,
+      .count("--count", "-n", abstract: "Exit after this many deliveries (at least 1)."),
+      .timeout(
+        "--timeout", "-t",
+        abstract: "Give up after this many seconds (0 to \(Timeout.maximumSeconds))."),
       .option(
         "--prefix", value: "namespace", abstract: "Also watch every name in this namespace.",
         isRepeatable: true),
@@ -41,10 +49,28 @@ public enum NotifyWatch {
     ],
     exitStatuses: [
       .init(.success, "--count deliveries were printed."),
-      .init(.failure, "No bus could be reached, or the connection was lost."),
+      .init(
+        .failure,
+        "No bus could be reached at start, or standard output could not be written (the "
+          + "error says why, such as a closed pipe when SIGPIPE is ignored)."),
       .init(.timedOut, "--timeout passed before --count deliveries."),
-      .init(.validationFailure, "An argument was invalid, such as a malformed name."),
-    ])
+      .init(
+        .validationFailure,
+        "An argument was invalid, such as a malformed name, --count 0 or a --timeout out of "
+          + "range."),
+    ],
+    environment: CommandDescription.Entry.busEnvironment,
+    files: CommandDescription.Entry.busFiles,
+    examples: [
+      .init("notify-watch group.example.saved", "Print every post of one name until killed:"),
+      .init(
+        "notify-watch --count 1 --timeout 5 group.example.saved",
+        "Wait at most 5 seconds for one post; the status says whether it came:"),
+      .init(
+        "notify-watch --json --prefix com.example",
+        "Print every name in a namespace as JSON lines:"),
+    ],
+    seeAlso: ["notify-post(1)", "notifyutil(1)", "notifyd(8)"])
 
   /// Runs the command with parsed arguments.
   public static func run(_ arguments: ParsedArguments) async throws {
@@ -53,14 +79,11 @@ public enum NotifyWatch {
     guard !names.isEmpty || !prefixes.isEmpty else {
       throw CommandLineError.validation("Give at least one name or --prefix to watch.")
     }
-    let count = try arguments.value("--count", as: UInt.self)
-    let timeout = try arguments.value("--timeout", as: Double.self)
-    if let timeout, !(timeout >= 0) || !timeout.isFinite {
-      throw CommandLineError.validation("--timeout must be a number of seconds, not '\(timeout)'.")
-    }
+    let count = try arguments.value("--count", as: Count.self)?.value
+    let timeout = try arguments.value("--timeout", as: Timeout.self)?.duration
     let json = arguments.contains("--json")
     let verbose = arguments.contains("--verbose")
-    let center = try await connect(try bus(from: arguments))
+    let center = try await connect(try arguments.bus() ?? .automatic)
 
     let events: NotifyEvents
     do {
@@ -69,58 +92,74 @@ public enum NotifyWatch {
       throw CommandLineError.validation(error.message)
     }
 
-    let outcome: ExitCode? = await withTaskGroup(of: ExitCode?.self) { group in
-      group.addTask {
-        var printed = 0
-        for await event in events {
-          let line: String
-          if json {
-            line = jsonLine(event)
-          } else if verbose {
-            let state: String
-            do throws(NotifyError) {
-              state = String(try await center.state(of: event.name))
-            } catch {
-              state = ": Failed with code \(error.status.rawValue)"
-            }
-            line = "[\(event.token)] \(wallClockStamp()) \(event.name) \(state) events"
-          } else {
-            line = event.name.rawValue
-          }
-          do {
-            try StandardOutput.writeLine(line)
-          } catch {
-            return .failure
-          }
-          printed += 1
-          if let count, printed == count { return .success }
-        }
-        return nil
-      }
-      if let timeout {
+    let outcome: ExitCode?
+    do {
+      outcome = try await withThrowingTaskGroup(of: ExitCode?.self) { group in
         group.addTask {
-          try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-          return .timedOut
+          var printed = 0
+          for await event in events {
+            let line: String
+            if json {
+              line = jsonLine(event)
+            } else if verbose {
+              let state: String
+              do throws(NotifyError) {
+                state = String(try await center.state(of: event.name))
+              } catch {
+                state = ": Failed with code \(error.status.rawValue)"
+              }
+              line = "[\(event.token)] \(wallClockStamp()) \(event.name) \(state) events"
+            } else {
+              line = event.name.rawValue
+            }
+            // A failed write (EPIPE when SIGPIPE is ignored) ends the tool with its message.
+            try StandardOutput.writeLine(line)
+            printed += 1
+            if let count, printed == count { return .success }
+          }
+          return nil
         }
-      }
-      group.addTask {
-        for await state in await center.connection.stateChanges() where state == .closed {
-          return .failure
+        if let timeout {
+          group.addTask {
+            try? await Task.sleep(for: timeout)
+            return .timedOut
+          }
+        }
+        group.addTask {
+          await reportConnection(of: center)
+          return nil
+        }
+        defer { group.cancelAll() }
+        while let next = try await group.next() {
+          if let next { return next }
         }
         return nil
       }
-      var result: ExitCode?
-      while let next = await group.next() {
-        if let next {
-          result = next
-          break
-        }
-      }
-      group.cancelAll()
-      return result
+    } catch {
+      await center.close()
+      throw error
     }
     await center.close()
     if let outcome, outcome != .success { throw outcome }
+  }
+
+  /// Says on standard error when the bus goes away and when it is back, until cancelled.
+  static func reportConnection(of center: NotifyCenter) async {
+    var lost = false
+    for await state in await center.connection.stateChanges() {
+      let address = await center.connection.address?.rawValue ?? "the bus"
+      switch state {
+      case .reconnecting where !lost:
+        lost = true
+        try? StandardError.writeLine("notify-watch: lost the bus at \(address); reconnecting")
+      case .connected where lost:
+        lost = false
+        try? StandardError.writeLine(
+          "notify-watch: reconnected to \(address); watching again (posts meanwhile may be lost)")
+      default:
+        break
+      }
+    }
   }
 
   /// One delivery as a JSON object on one line.

@@ -54,28 +54,94 @@ public enum Notifyutil {
     var bus = Bus.automatic
   }
 
-  /// The usage text, Darwin's with NotifyBus's `--bus`.
-  public static let usage = """
-    usage: notifyutil [-q] [-v] [-z msec] [-M] [-R] [--bus bus] command ...
-        -q             quiet mode
-        -v             verbose - prints time, key, state value, and type
-        -z msec        pause msec milliseconds after posting [default 100]
-        -M             multiplex notifications (accepted; always on)
-        -R             regenerate registrations if notifyd restarts (accepted; always on)
-        --bus bus      session, system, embedded, auto (default) or a D-Bus address
-    commands:
-        -port          switch to mach port for subsequent registrations [default]
-        -file          switch to file descriptor for subsequent registrations
-        -check         switch to shared memory for subsequent registrations
-        -signal [#]    switch to signal [#] for subsequent registrations
-                       initial default for signal is 1 (SIGHUP)
-        -dispatch      switch to dispatch for subsequent registrations
-        -p key         post a notification for key
-        -w key         register for key and report notifications
-        -# key         (# is an integer value, eg "-1") register for key and report # notifications
-        -g key         get state value for key
-        -s key val     set state value for key
-    """
+  /// The command line: Darwin's options, help layout and usage, with NotifyBus's `--bus`.
+  public static let command = CommandDescription(
+    name: "notifyutil",
+    abstract: "Post, watch, get and set notifications (Darwin notifyutil on NotifyBus).",
+    discussion: """
+      notifyutil is Darwin's notifyutil on NotifyBus's notification protocol, with the same \
+      options and output. The whole command line is checked first; then the commands run \
+      left to right. The program exits when no registration remains; with -w it runs until \
+      killed.
+
+      Each notification prints its key; with -v, [token] sec.mmm key state type, type being \
+      port, dispatch, file, check, plain or signal; with -q nothing. -g prints key value. A \
+      failed command prints key: Failed with code N (9 when no notifyd answers -g or -s; 7 \
+      when notifyd refuses a mediated post). Signal mode prints SIGNAL N as each signal \
+      arrives.
+
+      Ports do not exist here: -port registrations are served like -dispatch ones. -file \
+      registrations share one pipe that receives each token, 4 bytes big-endian; -check and \
+      -plain ones are polled every 100 ms. -M and -R are accepted: NotifyBus always \
+      multiplexes and registers again after notifyd or the bus restarts. -p waits until \
+      the post is routed (with --bus system, until notifyd answers).
+
+      -h and -help print the usage on standard error, --help on standard output; both exit \
+      0. Bad usage prints Error: and the usage on standard error and exits 64 (Darwin exits \
+      1 with "unrecognized option").
+      """,
+    version: notifyBusVersion,
+    usage: "notifyutil [-q] [-v] [-z msec] [-M] [-R] [--bus bus] command ...",
+    options: [
+      .flag("-q", abstract: "quiet mode"),
+      .flag("-v", abstract: "verbose - prints time, key, state value, and type"),
+      .option("-z", value: "msec", abstract: "pause msec milliseconds after posting [default 100]"),
+      .flag("-M", abstract: "multiplex notifications (accepted; always on)"),
+      .flag("-R", abstract: "regenerate registrations if notifyd restarts (accepted; always on)"),
+      .bus(abstract: "session, system, embedded, auto (default) or a D-Bus address", default: nil),
+      command("-port", "switch to mach port for subsequent registrations [default]"),
+      command("-file", "switch to file descriptor for subsequent registrations"),
+      command("-check", "switch to shared memory for subsequent registrations"),
+      command("-plain", "switch to plain polling for subsequent registrations").with {
+        $0.isHidden = true
+      },
+      OptionDescription(
+        names: ["-signal", "-sig"], valueName: "signal",
+        abstract: "switch to signal [#] for subsequent registrations\n"
+          + "initial default for signal is 1 (SIGHUP)",
+        label: "-signal [<#>]"
+      ).with {
+        $0.isValueOptional = true
+        $0.section = "commands"
+      },
+      command("-dispatch", "switch to dispatch for subsequent registrations"),
+      command("-p", key: "post a notification for key"),
+      command("-w", key: "register for key and report notifications"),
+      command(
+        "-#", key: #"(# is an integer value, eg "-1") register for key and report # notifications"#
+      ).with { $0.isNumbered = true },
+      command("-g", key: "get state value for key"),
+      command("-s", key: "set state value for key").with { $0.additionalValueNames = ["val"] },
+    ],
+    exitStatuses: [
+      .init(.success, "No registration remains, or the usage was printed."),
+      .init(.failure, "No bus could be reached, or standard output could not be written."),
+      .init(.validationFailure, "Bad usage, reported with Error: and the usage."),
+    ],
+    syntax: .ordered,
+    environment: CommandDescription.Entry.busEnvironment,
+    files: CommandDescription.Entry.busFiles,
+    examples: [
+      .init("notifyutil -1 com.example.ready", "Wait for one post of a name, then exit:"),
+      .init("notifyutil -p com.example.ready", "Post a name:"),
+      .init(
+        "notifyutil -s com.example.level 42 -g com.example.level",
+        "Set a name's state, then print it (notifyd must be running):"),
+      .init("notifyutil -v -signal 10 -w com.example.ready", "Watch by signal, verbosely:"),
+    ],
+    seeAlso: ["notify-post(1)", "notify-watch(1)", "notifyd(8)"])
+
+  /// A command of notifyutil's `commands:` section that takes no value.
+  private static func command(_ name: String, _ abstract: String) -> OptionDescription {
+    OptionDescription.flag(name, abstract: abstract).with { $0.section = "commands" }
+  }
+
+  /// A command of notifyutil's `commands:` section that takes a key.
+  private static func command(_ name: String, key abstract: String) -> OptionDescription {
+    OptionDescription.option(name, value: "key", abstract: abstract).with {
+      $0.section = "commands"
+    }
+  }
 
   /// What notifyutil adds on standard error after a `Failed with code 9`: status 9 means
   /// no notifyd answered and the bus could not start one.
@@ -83,111 +149,75 @@ public enum Notifyutil {
     "notifyutil: notifyd is not running and the bus cannot start it: run 'notifyd &', "
     + "or 'notifyd --install-service' once for D-Bus activation (see notifyd(8))\n"
 
-  /// Checks a whole command line, as notifyutil's first pass does.
-  static func plan(_ arguments: [String]) throws(CommandLineError) -> Plan {
+  /// Turns the parsed line into the steps that run left to right.
+  static func plan(_ arguments: ParsedArguments) throws(CommandLineError) -> Plan {
     var plan = Plan()
     var mode = Mode.port
-    var tokens = ArgumentTokens(arguments)
-    func name(_ option: String) throws(CommandLineError) -> NotifyName {
-      let text = try tokens.nextValue(for: option, valueName: "key")
-      do {
-        return try NotifyName(text)
-      } catch {
-        throw CommandLineError.validation(error.message)
+    for occurrence in arguments.occurrences {
+      let token = occurrence.spelling
+      func key() throws(CommandLineError) -> NotifyName {
+        try names([occurrence.values[0]])[0]
       }
-    }
-    while let token = tokens.next() {
-      switch token {
+      switch occurrence.option.names[0] {
       case "-q": plan.output = .quiet
       case "-v": plan.output = .verbose
-      case "-M", "-R": break
       case "-z":
-        plan.postDelayMilliseconds = try tokens.nextValue(
-          for: "-z", valueName: "msec", as: Int.self)
-        guard plan.postDelayMilliseconds >= 0 else {
+        let delay = try occurrence.value(as: Int.self) ?? 0
+        guard delay >= 0 else {
           throw CommandLineError.validation(
             "-z needs a number of milliseconds that is not negative.")
         }
-      case "--bus":
-        let text = try tokens.nextValue(for: "--bus", valueName: "bus")
-        do {
-          plan.bus = try Bus(parsing: text)
-        } catch {
-          throw CommandLineError.validation("--bus: \(error.message)")
-        }
+        plan.postDelayMilliseconds = delay
+      case "--bus": plan.bus = try Bus(option: occurrence.values[0])
       case "-port": mode = .port
       case "-file": mode = .file
       case "-check": mode = .check
       case "-plain": mode = .plain
       case "-dispatch": mode = .dispatch
-      case "-signal", "-sig":
-        let number =
-          try tokens.nextOptionalValue(for: token, valueName: "signal", as: Int32.self) ?? 1
+      case "-signal":
+        let number = try occurrence.value(as: Int32.self) ?? 1
         guard (1...64).contains(number), number != SIGKILL, number != SIGSTOP else {
           throw CommandLineError.validation("\(token): signal \(number) cannot be used.")
         }
         mode = .signal(number)
-      case "-p": plan.steps.append(.post(try name("-p")))
-      case "-w": plan.steps.append(.watch(try name("-w"), count: nil, mode: mode))
-      case "-g": plan.steps.append(.get(try name("-g")))
-      case "-s":
-        let key = try name("-s")
-        let value = try tokens.nextValue(for: "-s <key>", valueName: "val", as: UInt64.self)
-        plan.steps.append(.set(key, value))
-      default:
-        guard let count = try ArgumentTokens.numericOption(token) else {
-          throw ArgumentTokens.unknownOption(token)
-        }
+      case "-p": plan.steps.append(.post(try key()))
+      case "-w": plan.steps.append(.watch(try key(), count: nil, mode: mode))
+      case "-#":
+        // The parser checked that the digits fit in an Int.
+        let count = Int(token.dropFirst()) ?? 0
         guard count > 0 else {
           throw CommandLineError.validation("\(token): the count must be positive.")
         }
-        plan.steps.append(.watch(try name(token), count: count, mode: mode))
+        plan.steps.append(.watch(try key(), count: count, mode: mode))
+      case "-g": plan.steps.append(.get(try key()))
+      case "-s":
+        plan.steps.append(.set(try key(), try occurrence.value(at: 1, as: UInt64.self) ?? 0))
+      default: break  // -M, -R: always on
       }
     }
     return plan
   }
 
-  /// Runs notifyutil with `arguments` (without the program name) and returns its exit
-  /// status: 0 once no registration remains.
-  public static func main(_ arguments: [String]) async -> ExitCode {
-    let runner = CommandRunner(
-      CommandDescription(
-        name: "notifyutil", abstract: "Darwin notifyutil on NotifyBus.", version: notifyBusVersion,
-        usage: "notifyutil [-q] [-v] [-z msec] [-M] [-R] [--bus bus] command ..."))
-    if arguments.contains("-h") || arguments.contains("-help") {
-      try? StandardError.write(usage + "\n")
-      return .success
+  /// Runs notifyutil with parsed arguments; returns once no registration remains.
+  public static func run(_ arguments: ParsedArguments) async throws {
+    let plan = try plan(arguments)
+    if plan.steps.isEmpty {
+      throw CommandLineError(
+        .missingArgument, message: "Give at least one command.", showsFullHelp: false)
     }
-    if arguments.contains("--help") {
-      try? StandardOutput.write(usage + "\n")
-      return .success
-    }
-    if arguments.contains("--version") {
-      try? StandardOutput.write(notifyBusVersion + "\n")
-      return .success
-    }
-    let outcome = await runner.asyncOutcome {
-      let plan = try plan(arguments)
-      if plan.steps.isEmpty {
-        throw CommandLineError(
-          .missingArgument, message: "Give at least one command.", showsFullHelp: false)
-      }
-      let center = try await connect(plan.bus)
-      let session = Session(center: center, output: plan.output)
+    let center = try await connect(plan.bus)
+    let session = Session(center: center, output: plan.output)
+    do {
       try await session.run(plan)
+    } catch {
       await center.close()
-      if await session.serverNotFound {
-        // Darwin's line and status stay as they are; one line says what to do.
-        try? StandardError.write(serverNotFoundHint)
-      }
+      throw error
     }
-    if !outcome.text.isEmpty {
-      switch outcome.stream {
-      case .standardOutput: try? StandardOutput.write(outcome.text)
-      case .standardError: try? StandardError.write(outcome.text)
-      }
+    await center.close()
+    if await session.serverNotFound {
+      // Darwin's line and status stay as they are; one line says what to do.
+      try? StandardError.write(serverNotFoundHint)
     }
-    return outcome.exitCode
   }
 }
 
@@ -201,7 +231,8 @@ actor Session {
   private var sharedFileDescriptor: CInt?
   private var signalSources: [CInt: any DispatchSourceSignal] = [:]
   private var pollTask: Task<Void, Never>?
-  private var readerStarted = false
+  /// Why standard output could not be written, which ends the run.
+  private var writeFailure: StandardStreamError?
   private let deliveries = DispatchQueue(label: "org.notifybus.notifyutil")
   /// Whether a command failed with status 9 (server not found).
   private(set) var serverNotFound = false
@@ -220,6 +251,19 @@ actor Session {
     guard !watches.isEmpty else { return }
     await withCheckedContinuation { finished = $0 }
     pollTask?.cancel()
+    if let writeFailure { throw writeFailure }
+  }
+
+  /// Writes a line of output; a failure (EPIPE when SIGPIPE is ignored) ends the run.
+  private func write(_ line: String) {
+    guard writeFailure == nil else { return }
+    do {
+      try StandardOutput.writeLine(line)
+    } catch {
+      writeFailure = error
+      finished?.resume()
+      finished = nil
+    }
   }
 
   /// Runs one command; returns the line it prints, if any.
@@ -294,7 +338,7 @@ actor Session {
     guard let watch = watches[token] else { return }
     switch output {
     case .quiet: break
-    case .names: try? StandardOutput.writeLine(watch.name.rawValue)
+    case .names: write(watch.name.rawValue)
     case .verbose:
       let state: String
       do throws(NotifyError) {
@@ -302,8 +346,7 @@ actor Session {
       } catch {
         state = ": Failed with code \(error.status.rawValue)"
       }
-      try? StandardOutput.writeLine(
-        "[\(token)] \(wallClockStamp()) \(watch.name) \(state) \(watch.mode.typeName)")
+      write("[\(token)] \(wallClockStamp()) \(watch.name) \(state) \(watch.mode.typeName)")
     }
     guard let remaining = watch.remaining else { return }
     if remaining > 1 {
@@ -363,7 +406,7 @@ actor Session {
   }
 
   private func signalArrived(_ number: CInt) async {
-    if output != .quiet { try? StandardOutput.writeLine("SIGNAL \(number)") }
+    if output != .quiet { write("SIGNAL \(number)") }
     await pollChecks { mode in mode == .signal(number) }
   }
 }

@@ -21,7 +21,7 @@ public enum NotifyPost {
         "name", abstract: "A notification name, such as group.example.saved.", isRepeating: true)
     ],
     options: [
-      busOption,
+      .bus,
       .option(
         "--state", value: "n",
         abstract: "Set each name's state to this unsigned 64-bit value before posting."),
@@ -34,8 +34,22 @@ public enum NotifyPost {
       .init(
         .failure,
         "No bus could be reached, or notifyd refused or is missing for --state or --mediated."),
-      .init(.validationFailure, "An argument was invalid, such as a malformed name."),
-    ])
+      .init(
+        .validationFailure,
+        "An argument was invalid, such as a malformed name or an argument that is not UTF-8."),
+    ],
+    environment: CommandDescription.Entry.busEnvironment,
+    files: CommandDescription.Entry.busFiles,
+    examples: [
+      .init("notify-post group.example.saved", "Post one name on the automatic bus:"),
+      .init(
+        "notify-post --state 42 com.example.level",
+        "Set a name's state, then post it (notifyd must be running):"),
+      .init(
+        "notify-post --bus system --mediated com.example.ready",
+        "Post through notifyd on the system bus, so its access rules apply:"),
+    ],
+    seeAlso: ["notify-watch(1)", "notifyutil(1)", "notifyd(8)"])
 
   /// Runs the command with parsed arguments.
   ///
@@ -45,7 +59,7 @@ public enum NotifyPost {
   public static func run(_ arguments: ParsedArguments) throws {
     let names = try names(arguments.values("name"))
     let state = try arguments.value("--state", as: UInt64.self)
-    let bus = try bus(from: arguments)
+    let bus = try arguments.bus() ?? .automatic
     let mediated = arguments.contains("--mediated") || bus == .system
     let connection: OneShotConnection
     do {

@@ -1,10 +1,6 @@
+// notifybus: which bus the tools use and why, and what notifyd on it holds. The logic is
+// in Sources/NotifyTools/NotifyBusTool.swift.
 import CommandLineSupport
 import NotifyTools
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
-
-exit(await NotifyBusTool.main(Array(CommandLine.arguments.dropFirst())).rawValue)
+await CommandRunner(NotifyBusTool.command).asyncMain(NotifyBusTool.run)

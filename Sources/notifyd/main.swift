@@ -1,4 +1,4 @@
 import CommandLineSupport
-import NotifyServer
+import NotifydTool
 
 await CommandRunner(Notifyd.command).asyncMain(Notifyd.run)

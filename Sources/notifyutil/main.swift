@@ -1,8 +1,4 @@
 import CommandLineSupport
 import NotifyTools
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-exit(await Notifyutil.main(Array(CommandLine.arguments.dropFirst())).rawValue)
+await CommandRunner(Notifyutil.command).asyncMain(Notifyutil.run)

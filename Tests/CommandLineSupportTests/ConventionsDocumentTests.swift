@@ -17,31 +17,6 @@ struct ConventionsDocumentTests {
     return String(text[start..<end])
   }
 
-  @Test func helpExampleIsRealOutput() throws {
-    let command = CommandDescription(
-      name: "notify-watch",
-      abstract: "Print a line for each notification posted under the given names.",
-      discussion:
-        "Each delivery is written as soon as it arrives, even when standard output is a pipe.",
-      version: "0.1.0",
-      arguments: [
-        ArgumentDescription("name", abstract: "A notification name to watch.", isRepeating: true)
-      ],
-      options: [
-        .option("--count", "-c", value: "count", abstract: "Exit after this many deliveries."),
-        .option(
-          "--prefix", value: "namespace", abstract: "Also watch every name under this prefix.",
-          isRepeatable: true),
-        .option(
-          "--format", value: "format", abstract: "The line format.", default: "text",
-          choices: ["text", "json"]),
-        .flag("--verbose", "-v", abstract: "Print notifyutil's verbose format."),
-      ])
-    let outcome = CommandRunner(command).outcome { _ = try command.parse(["--help"]) }
-    let documented = try example(after: "## 5. Help layout")
-    #expect(outcome.text == documented)
-  }
-
   @Test func errorExampleIsTheRealShape() throws {
     let outcome = CommandRunner(Fixtures.repeatCommand).outcome {
       _ = try Fixtures.repeatCommand.parse(["--count"])

@@ -131,7 +131,7 @@ struct HelpTests {
 }
 
 /// How notifyutil describes its Darwin syntax for the help and the manual page, while
-/// ``ArgumentTokens`` scans its arguments.
+/// the ordered syntax reads its arguments.
 struct NotifyutilHelpTests {
   static let notifyutil = CommandDescription(
     name: "notifyutil",

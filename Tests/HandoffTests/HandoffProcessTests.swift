@@ -149,6 +149,31 @@ struct HandoffProcessTests {
     #expect(FileManager.default.contents(atPath: path) == Data([0x89, 0x50, 0x4E, 0x47]))
   }
 
+  /// Issue 17 item 8: with SIGPIPE ignored, readlater stops at the first line it cannot
+  /// write, with the documented message and status 1, rather than at its timeout.
+  @Test func readlaterStopsWhenItsOutputCloses() throws {
+    let fixture = try HandoffFixture()
+    let status = fixture.bus.directory + "/readlater.status"
+    let error = fixture.bus.directory + "/readlater.err"
+    let script =
+      "trap '' PIPE; { '\(Products.path("readlater"))' watch --timeout 120 2>'\(error)'; "
+      + "echo $? >'\(status)'; } | head -1"
+    var environment = Products.currentEnvironment()
+    environment.removeValue(forKey: "DBUS_SESSION_BUS_ADDRESS")
+    for (key, value) in fixture.environment { environment[key] = value }
+    let shell = try Subprocess.spawn(
+      "/bin/sh", arguments: ["-c", script], environment: environment)
+    #expect(shell.readLine(milliseconds: 30_000)?.hasPrefix("app: watching") == true)
+    let share = try fixture.run("share-extension", ["--url", "https://example.com/pipe"])
+    #expect(share.status == 0, "\(share)")
+    _ = shell.readToEnd(milliseconds: 60_000)
+    #expect(shell.wait(milliseconds: 5_000) == .exited(0), "readlater did not stop")
+    #expect(try Products.runCommand("cat", [status]).output == "1\n")
+    #expect(
+      try Products.runCommand("cat", [error]).output
+        == "Error: Unable to write to standard output: Broken pipe (errno 32)\n")
+  }
+
   @Test func theHandoffNeedsNoNotifyd() throws {
     let fixture = try HandoffFixture()
     // notifyd's name is activatable but its daemon cannot start: nothing may depend on it.

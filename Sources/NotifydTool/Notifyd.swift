@@ -1,7 +1,9 @@
 public import CommandLineSupport
 import DBus
 import Dispatch
+import NotifyServer
 import NotifyServerFiles
+import NotifyToolsCore
 import Synchronization
 import SystemSupport
 
@@ -13,9 +15,6 @@ import SystemSupport
 
 /// The `notifyd` command: argument parsing and the run loop around ``NotifyServer``.
 public enum Notifyd {
-  /// The version `notifyd` reports.
-  public static let version = "0.1.0"
-
   /// The command line.
   public static let command = CommandDescription(
     name: "notifyd",
@@ -40,22 +39,24 @@ public enum Notifyd {
       With --install-service, writes the D-Bus service file that starts this notifyd on \
       demand, and exits.
       """,
-    version: version,
+    version: notifyBusVersion,
     options: [
-      .option(
-        "--bus", value: "bus",
+      .bus(
         abstract:
           "The bus: session, system, embedded, auto, or a D-Bus address (default: the "
-          + "activating bus, else auto)."),
+          + "activating bus, else auto).",
+        default: nil),
       .option(
         "--state-file", value: "path",
         abstract:
           "Where state persists (default $XDG_STATE_HOME/notifybus/notifyd.state or "
-          + "~/.local/state/notifybus/notifyd.state)."),
+          + "~/.local/state/notifybus/notifyd.state)."
+      ).with { $0.completion = .file },
       .flag("--no-persist", abstract: "Keep state in memory only."),
       .option(
         "--config", value: "path",
-        abstract: "The access configuration: lines 'reserve PREFIX UID GID MODE'."),
+        abstract: "The access configuration: lines 'reserve PREFIX UID GID MODE'."
+      ).with { $0.completion = .file },
       .option(
         "--max-names", value: "n", abstract: "The most names kept.", default: "100000"),
       .flag(
@@ -64,7 +65,8 @@ public enum Notifyd {
       .option(
         "--service-dir", value: "dir",
         abstract:
-          "Where --install-service writes (default: the embedded bus's activation directory)."),
+          "Where --install-service writes (default: the embedded bus's activation directory)."
+      ).with { $0.completion = .directory },
     ],
     exitStatuses: [
       .init(.success, "Stopped by SIGTERM or SIGINT, or the service file was written."),
@@ -73,7 +75,39 @@ public enum Notifyd {
         "The bus could not be reached, the name is taken, or a file could not be read or written."
       ),
       .init(.validationFailure, "An argument was invalid."),
-    ])
+    ],
+    manualSection: 8,
+    environment: CommandDescription.Entry.busEnvironment + [
+      .init(
+        "DBUS_STARTER_ADDRESS",
+        "Set by the bus that started notifyd by activation; notifyd serves that bus when "
+          + "--bus is not given."),
+      .init(
+        "XDG_STATE_HOME",
+        "Holds the default state file, notifybus/notifyd.state (default ~/.local/state)."),
+      .init(
+        "NOTIFYBUS_SERVICE_DIR",
+        "The embedded bus's activation directory, where --install-service writes by default."),
+    ],
+    files: [
+      .init(
+        "$XDG_STATE_HOME/notifybus/notifyd.state",
+        "The state file, written on SIGTERM and SIGINT and read at start; a corrupt one is "
+          + "moved aside to notifyd.state.corrupt-SECONDS."),
+      .init(
+        "$XDG_DATA_HOME/notifybus/dbus-1/services/org.notifybus.Notify1.service",
+        "The D-Bus service file --install-service writes for the embedded bus."),
+    ] + CommandDescription.Entry.busFiles,
+    examples: [
+      .init("notifyd --install-service", "Let the embedded bus start notifyd on demand:"),
+      .init(
+        "notifyd --bus session --no-persist",
+        "Serve the session bus in the foreground, keeping state in memory only:"),
+      .init(
+        "notifyd --config /etc/notifybus/notifyd.conf",
+        "Apply access rules; send SIGHUP after editing the file to read it again:"),
+    ],
+    seeAlso: ["notify-post(1)", "notify-watch(1)", "notifyutil(1)"])
 
   /// Runs the command with parsed arguments.
   public static func run(_ arguments: ParsedArguments) async throws {
@@ -100,7 +134,7 @@ public enum Notifyd {
         return
       }
       do throws(NotifydError) {
-        let policy = try Options.loadPolicy(path)
+        let policy = try AccessPolicy.load(contentsOf: path)
         server.replaceAccessPolicy(policy)
         log("SIGHUP: read \(path) again: \(policy.rules.count) rules in force")
       } catch {
@@ -159,12 +193,8 @@ public enum Notifyd {
     var starterAddress: BusAddress?
 
     init(_ arguments: ParsedArguments) throws {
-      if let text = arguments.value("--bus"), arguments.contains("--bus") {
-        do {
-          bus = try Bus(parsing: text)
-        } catch {
-          throw CommandLineError.validation("--bus: \(error.message)")
-        }
+      if let text = arguments.value("--bus"), let given = try arguments.bus() {
+        bus = given
         passOn += ["--bus", text]
       } else if let starter = Environment.value("DBUS_STARTER_ADDRESS"),
         let address = try? BusAddress(starter)
@@ -197,24 +227,11 @@ public enum Notifyd {
       }
       if let path = arguments.value("--config") {
         let absolute = Self.absolute(path)
-        policy = try Self.loadPolicy(absolute)
+        policy = try AccessPolicy.load(contentsOf: absolute)
         configurationPath = absolute
         passOn += ["--config", absolute]
       } else {
         policy = AccessPolicy()
-      }
-    }
-
-    static func loadPolicy(_ path: String) throws(NotifydError) -> AccessPolicy {
-      switch FileBytes.read(path, limit: AccessConfiguration.maximumSize) {
-      case .failure(let error):
-        throw NotifydError(.configuration, "cannot read the configuration \(path): \(error)")
-      case .success(let bytes):
-        do {
-          return AccessPolicy(rules: try AccessConfiguration.parse(bytes, path: path))
-        } catch {
-          throw NotifydError(.configuration, "bad configuration: \(error.message)")
-        }
       }
     }
 

@@ -71,11 +71,35 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "SystemSupport"),
-    /// D-Bus without libdbus: names, values, messages, match rules, addresses, the embedded
-    /// bus, the wire format in Swift, and a blocking one-shot client.
+    /// The D-Bus codec, I/O-free: signatures, values, object paths, errors, and the wire
+    /// reader and writer that messages and the item codec share.
+    ///
+    /// No Foundation, no Dispatch, no dependencies.
+    .target(name: "DBusCodec"),
+    /// D-Bus messages and names: bus, interface and member names, bus addresses, messages and
+    /// their wire form, match rules.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(name: "DBusMessages", dependencies: ["DBusCodec"]),
+    /// The embedded bus: a private dbus-daemon started, found and stopped on demand.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(
+      name: "DBusEmbeddedBus", dependencies: ["DBusCodec", "DBusMessages", "SystemSupport"]),
+    /// Reaching a bus without libdbus: which bus to use, SASL EXTERNAL, a Unix socket and the
+    /// blocking one-shot client.
+    ///
+    /// No Foundation, no Dispatch.
+    .target(
+      name: "DBusTransport",
+      dependencies: ["DBusCodec", "DBusMessages", "DBusEmbeddedBus", "SystemSupport"]),
+    /// D-Bus without libdbus: re-exports DBusCodec, DBusMessages, DBusEmbeddedBus and
+    /// DBusTransport.
     ///
     /// No Foundation, no Dispatch: `notify-post` links it into a fully static executable.
-    .target(name: "DBusCore", dependencies: ["SystemSupport"]),
+    .target(
+      name: "DBusCore",
+      dependencies: ["DBusCodec", "DBusMessages", "DBusEmbeddedBus", "DBusTransport"]),
     /// The only Swift code that calls libdbus: the long-lived, actor-isolated connection.
     /// It re-exports DBusCore.
     ///
@@ -105,10 +129,10 @@ let package = Package(
     /// No IPC.
     .target(name: "AppGroups", dependencies: ["PropertyLists"]),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
-    /// item codec (one marshalled D-Bus message, written in Swift).
+    /// item codec (the mapping of items onto one D-Bus message, written with DBusCodec).
     ///
     /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists"]),
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
@@ -230,7 +254,8 @@ let package = Package(
       name: "notifybus-bench",
       dependencies: [
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
-        "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CSQLite",
+        "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
+        "CSQLite",
         "SystemSupport", "CNotifyBench",
       ],
       path: "Benchmarks/notifybus-bench"

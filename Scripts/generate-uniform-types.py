@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates Sources/ExtensionItems/UniformTypeTable.swift from Protocol/uniform-types.json.
+"""Generates Sources/ExtensionItems/UniformTypes/UniformTypeTable.swift from Protocol/uniform-types.json.
 
 Usage: Scripts/generate-uniform-types.py   (run from the repository root)
 
@@ -43,4 +43,4 @@ lines += [
     "}",
     "",
 ]
-(root / "Sources" / "ExtensionItems" / "UniformTypeTable.swift").write_text("\n".join(lines))
+(root / "Sources" / "ExtensionItems" / "UniformTypes" / "UniformTypeTable.swift").write_text("\n".join(lines))

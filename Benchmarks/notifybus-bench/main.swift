@@ -13,7 +13,8 @@ import NotifyToolsCore
 #endif
 
 let suites: [any BenchmarkSuite.Type] = [
-  DBusSuite.self, NotifySuite.self, CLibrarySuite.self, ItemCodecSuite.self, SpoolSuite.self,
+  DBusSuite.self, MessageCodingSuite.self, NotifySuite.self, CLibrarySuite.self,
+  ItemCodecSuite.self, SpoolSuite.self,
   CommandLineSuite.self,
   HandoffSuite.self,
   NotifydSuite.self, StuckReceiverSuite.self,

@@ -16,15 +16,7 @@ extension Message {
     if message.serial == 0 { message.serial = 1 }
     let raw = try MessageCoding.makeRaw(message)
     defer { dbus_message_unref(raw) }
-    var buffer: UnsafeMutablePointer<CChar>?
-    var length: CInt = 0
-    guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else {
-      throw DBusError(.noMemory, "out of memory while marshalling a message")
-    }
-    defer { dbus_free(buffer) }
-    return buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
-      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
-    }
+    return try MessageCoding.marshal(raw)
   }
 
   /// Reads a message in the D-Bus wire format, validating all of it.
@@ -51,6 +43,29 @@ extension Message {
           ? "the bytes do not start with a valid message header"
           : "the header announces \(needed) bytes but \(bytes.count) were given")
     }
+    let raw = try MessageCoding.demarshal(bytes)
+    defer { dbus_message_unref(raw) }
+    self = MessageCoding.decode(raw)
+  }
+}
+
+extension MessageCoding {
+  /// The wire form of a libdbus message, as `dbus_message_marshal` writes it.
+  package static func marshal(_ raw: OpaquePointer) throws(DBusError) -> [UInt8] {
+    var buffer: UnsafeMutablePointer<CChar>?
+    var length: CInt = 0
+    guard dbus_message_marshal(raw, &buffer, &length) != 0, let buffer else {
+      throw DBusError(.noMemory, "out of memory while marshalling a message")
+    }
+    defer { dbus_free(buffer) }
+    return buffer.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+    }
+  }
+
+  /// A libdbus message read from exactly one marshalled message by `dbus_message_demarshal`;
+  /// the caller owns the returned reference.
+  package static func demarshal(_ bytes: [UInt8]) throws(DBusError) -> OpaquePointer {
     var error = CDBus.DBusError()
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }
@@ -62,7 +77,6 @@ extension Message {
     guard let raw else {
       throw DBusError(.invalidArgs, "invalid marshalled message: \(String(cString: error.message))")
     }
-    defer { dbus_message_unref(raw) }
-    self = MessageCoding.decode(raw)
+    return raw
   }
 }

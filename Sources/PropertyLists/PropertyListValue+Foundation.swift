@@ -77,6 +77,12 @@ extension PropertyListValue {
   private static let booleanClass = ObjectIdentifier(type(of: NSNumber(value: true)))
 
   private static func number(_ number: NSNumber) -> PropertyListValue {
+    // JSONSerialization hands long literals (integers at or below -10^18 among them) over as
+    // decimal numbers, whose type code says double; an integral one that fits stays exact.
+    if let decimal = number as? NSDecimalNumber {
+      if let integer = Int64(decimal.stringValue) { return .integer(integer) }
+      return .double(decimal.doubleValue)
+    }
     let type = String(cString: number.objCType)
     switch type {
     case "f", "d":

@@ -120,13 +120,13 @@ struct EmbeddedBusTests {
   @Test func aRuntimeDirectoryMustBeTheUsers() throws {
     let runtime = try makeRuntimeDirectory()
     defer { Subprocess.removeTree(runtime) }
-    #expect(Bus.ownedDirectory(runtime) == runtime)
+    #expect(EmbeddedBus.ownedDirectory(runtime) == runtime)
     chmod(runtime, 0o777)
-    #expect(Bus.ownedDirectory(runtime) == nil, "others may write it")
+    #expect(EmbeddedBus.ownedDirectory(runtime) == nil, "others may write it")
     chmod(runtime, 0o700)
     symlink(runtime, runtime + "/link")
-    #expect(Bus.ownedDirectory(runtime + "/link") == nil, "a symbolic link")
-    #expect(Bus.ownedDirectory(runtime + "/missing") == nil)
+    #expect(EmbeddedBus.ownedDirectory(runtime + "/link") == nil, "a symbolic link")
+    #expect(EmbeddedBus.ownedDirectory(runtime + "/missing") == nil)
   }
 }
 

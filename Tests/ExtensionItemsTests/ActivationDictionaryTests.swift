@@ -120,6 +120,52 @@ struct ActivationDictionaryTests {
     #expect(!rule([webURLKey: 1, version: 2]).evaluate(items))
   }
 
+  /// Apple reads counts and versions with `intValue`, so `<string>1</string>` is 1.
+  @Test func stringValuesReadAsIntValueReadsThem() throws {
+    let oneURL = share([[.url]])
+    #expect(rule([webURLKey: "1"]).evaluate(oneURL))
+    #expect(!rule([webURLKey: "1"]).evaluate(share([[.url], [.url]])), "at most one")
+    #expect(rule([webURLKey: " +2 URLs"]).evaluate(share([[.url], [.url]])))
+    #expect(!rule([webURLKey: "many"]).evaluate(oneURL), "not a number: 0")
+    #expect(!rule([webURLKey: ""]).evaluate(oneURL))
+    #expect(
+      rule([imageKey: "10", textKey: "YES", version: "2"]).evaluate(share([[.jpeg], [.pdf]])))
+    #expect(!rule([imageKey: "10", textKey: "NO", version: "2"]).evaluate(share([[.plainText]])))
+    let dictionary = ActivationDictionary([
+      version: "2", webURLKey: "99999999999", fileKey: "-7", imageKey: .date(Date()),
+      strictKey: "yes", movieKey: "  3.9",
+    ])
+    #expect(dictionary.version == 2)
+    #expect(dictionary.usesStrictMatching, "\"yes\" is true, as boolValue reads it")
+    #expect(dictionary.value(for: .webURL) == Int64(Int32.max), "saturates as intValue does")
+    #expect(dictionary.value(for: .file) == -7)
+    #expect(dictionary.value(for: .image) == nil, "a date is no number")
+    #expect(dictionary.value(for: .movie) == 3)
+    #expect(ActivationDictionary([strictKey: "0"]).boolean(strictKey) == false)
+    #expect(ActivationDictionary([webURLKey: "-99999999999"]).integer(webURLKey) == -2_147_483_648)
+    #expect(
+      ActivationCheck.refusal(for: share([[.url], [.url]]), rule: rule([webURLKey: "1"]))
+        == "NSExtensionActivationSupportsWebURLWithMaxCount is 1, but 2 web URLs were shared.")
+  }
+
+  /// A rule that is neither a dictionary nor a string says what it is.
+  @Test func ruleOfTheWrongKindSaysWhatItFound() {
+    let cases: [(PropertyListValue, String)] = [
+      (3, "an integer"), ([1, 2], "an array"), (true, "a Boolean"), (.data(Data([1])), "data"),
+    ]
+    for (value, kind) in cases {
+      do {
+        let parsed = try ActivationRule(propertyListValue: value)
+        Issue.record("\(value) read as \(parsed)")
+      } catch {
+        #expect(error.code == .notARule, "\(error)")
+        #expect(error.found.hasPrefix(kind), "\(error)")
+        #expect(
+          error.description == "expected a dictionary or a predicate string, found \(error.found)")
+      }
+    }
+  }
+
   @Test func ruleFromManifestValues() throws {
     #expect(try ActivationRule(propertyListValue: "TRUEPREDICATE").isTruePredicate)
     #expect(throws: PredicateParseError.self) { try ActivationRule(propertyListValue: 3) }

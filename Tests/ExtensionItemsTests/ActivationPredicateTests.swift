@@ -189,6 +189,59 @@ struct ActivationPredicateTests {
     }
   }
 
+  /// The token a parse error points at is quoted whole, and bounded.
+  @Test func parseErrorsQuoteTheWholeToken() throws {
+    func error(_ text: String) -> PredicateParseError? {
+      do {
+        _ = try ActivationPredicate(parsing: text)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    let typo = try #require(error("ANY x UTI-CONFORMS-T0 \"public.image\""))
+    #expect(typo.offset == 6)
+    #expect(typo.found == "\"UTI-CONFORMS-T0\"")
+    #expect(typo.description.contains("at offset 6, found \"UTI-CONFORMS-T0\""))
+    let quoted = try #require(error("a == 'x' 'a long string, with commas'"))
+    #expect(quoted.found == "\"'a long string, with commas'\"")
+    let long = String(repeating: "é", count: 50)
+    let bounded = try #require(error("a \(long) == 1"))
+    #expect(bounded.offset == 2)
+    #expect(bounded.found == "\"\(String(repeating: "é", count: 32))...\" (a token of 100 bytes)")
+    #expect(try #require(error("$ == 1")).found == "white space")
+  }
+
+  /// Every key-path operator the parser accepts is one the evaluator implements; any other is
+  /// a parse error naming it.
+  @Test func unimplementedKeyPathOperatorsAreParseErrors() throws {
+    for name in [
+      "@distinctUnionOfArrays", "@distinctUnionOfObjects", "@unionOfArrays", "@unionOfObjects",
+      "@distinctUnionOfSets", "@unionOfSets", "@first", "@COUNT",
+    ] {
+      do {
+        let predicate = try ActivationPredicate(parsing: "extensionItems.\(name).x == 1")
+        Issue.record("\(name) parsed as \(predicate)")
+      } catch {
+        #expect(error.code == .unsupportedOperator, "\(error)")
+        #expect(error.offset == 15, "\(error)")
+        #expect(error.found.contains(name), "\(error)")
+      }
+    }
+    let items: PropertyListValue = [
+      "items": [["size": 2, "tags": ["a", "b"]], ["size": 5, "tags": ["c"]]]
+    ]
+    let expectations: [(String, Bool)] = [
+      ("items.@count == 2", true), ("items.@sum.size == 7", true), ("items.@avg.size == 3.5", true),
+      ("items.@min.size == 2", true), ("items.@max.size == 5", true),
+      ("items.@sum.tags.@count == 3", true), ("items.size.@sum == 7", true),
+      ("items.@count.size == 2", true), ("items.@max.missing == NULL", true),
+    ]
+    for (text, expected) in expectations {
+      #expect(try ActivationPredicate(parsing: text).evaluate(with: items) == expected, "\(text)")
+    }
+  }
+
   @Test func nestingIsBounded() {
     let deep = String(repeating: "(", count: 200) + "a == 1" + String(repeating: ")", count: 200)
     #expect(throws: PredicateParseError.self) { try ActivationPredicate(parsing: deep) }

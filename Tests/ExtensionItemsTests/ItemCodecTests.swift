@@ -153,6 +153,48 @@ struct ItemCodecTests {
     }
   }
 
+  /// A URL payload is an absolute RFC 3986 URL, carried byte for byte: the encoder refuses a
+  /// relative one, and the decoder refuses one that is relative or would need
+  /// percent-encoding rather than rewriting it.
+  @Test func urlsAreAbsoluteAndKeptByteForByte() throws {
+    for text in [
+      "HTTPS://Example.COM/a/../b?q=%C3%A4#F", "mailto:someone@example.com", "x:",
+      "https://example.com/%7e",
+    ] {
+      let item = ExtensionItem(attachments: [ItemProvider(url: try #require(URL(string: text)))])
+      let decoded = try ItemCodec.decode(try ItemCodec.encode([item]))
+      #expect(decoded == [item])
+      let representation = try #require(decoded.first?.attachments.first?.representations.first)
+      guard case .url(let url) = representation.content else {
+        Issue.record("\(text) decoded as \(representation.content)")
+        continue
+      }
+      #expect(url.absoluteString == text)
+    }
+    let relative = ExtensionItem(
+      attachments: [ItemProvider(url: try #require(URL(string: "relative/path")))])
+    #expect(throws: ItemCodecError.self) { try ItemCodec.encode([relative]) }
+
+    let good = try ItemCodec.encode([
+      ExtensionItem(attachments: [ItemProvider(url: try #require(URL(string: "https://a/xy")))])
+    ])
+    let at = try #require(
+      good.indices.first { good[$0...].starts(with: Array("https://a/xy".utf8)) })
+    // Each replacement has the 12 bytes of the original, so only the string changes.
+    for replacement in ["relative/pat", "https://a/ü", "https://a/ y", "https://a/%z"] {
+      try #require(replacement.utf8.count == 12)
+      var bytes = good
+      bytes.replaceSubrange(at..<at + 12, with: Array(replacement.utf8))
+      do {
+        let items = try ItemCodec.decode(bytes)
+        Issue.record("\(replacement) decoded as \(items)")
+      } catch {
+        #expect(error.code == .invalidValue, "\(error)")
+        #expect(error.description.contains("URL"), "\(error)")
+      }
+    }
+  }
+
   @Test func bigEndianMessagesAreRead() throws {
     // The same one-item message, byte-swapped by hand where the wire format has integers.
     let little = try ItemCodec.encode([ExtensionItem(attributedTitle: "Hi")])

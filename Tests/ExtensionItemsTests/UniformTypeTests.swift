@@ -109,6 +109,21 @@ struct UniformTypeTests {
     #expect(registry.type(forMIMEType: "image/heic") == .heic)
   }
 
+  /// Apple's `public.mp3` carries `audio/mpeg` and seven aliases; each names the type, and the
+  /// preferred MIME type stays `audio/mpeg`.
+  @Test(arguments: [
+    "audio/mpeg", "audio/mpeg3", "audio/mpg", "audio/mp3", "audio/x-mpeg", "audio/x-mpeg3",
+    "audio/x-mpg", "audio/X-MP3",
+  ])
+  func mp3MIMEAliasesNameTheMP3Type(_ mimeType: String) {
+    let registry = UniformTypeRegistry.system
+    let type = registry.type(forMIMEType: mimeType)
+    #expect(type == UniformType("public.mp3"), "\(mimeType) -> \(type)")
+    #expect(!type.isDynamic)
+    #expect(registry.conforms(type, to: .audio))
+    #expect(registry.preferredMIMEType(for: type) == "audio/mpeg")
+  }
+
   @Test func dynamicTypesForUnknownTags() throws {
     let registry = UniformTypeRegistry.system
     let type = registry.type(forFilenameExtension: "Weird")

@@ -1,0 +1,96 @@
+import CDBus
+import DBus
+
+/// How `BusConnection` should turn ``Message`` values into libdbus messages and back: with
+/// libdbus's iterators, one call per value (what it does), or with the Swift codec and one
+/// `dbus_message_demarshal` / `dbus_message_marshal` call carrying the bytes across.
+///
+/// Rows per workload, messages per second, the Swift codec as the subject and the iterators
+/// as the baseline (a ratio above 1 means the codec path is faster): building a libdbus
+/// message from a ``Message``, and reading one back into a ``Message``.
+enum MessageCodingSuite: BenchmarkSuite {
+  static let name = "message"
+
+  static func run(scale: Double) async throws -> [BenchmarkRow] {
+    var rows: [BenchmarkRow] = []
+    for (name, message) in workloads { rows += try measure(name, message, scale: scale) }
+    return rows
+  }
+
+  private static let workloads: [(String, Message)] = [
+    (
+      "Posted signal",
+      Message.signal(
+        path: "/org/notifybus/Notify", interface: "org.notifybus.Notify1.group.example",
+        member: "Posted", body: [.string("group.example.saved"), .uint64(42)])
+    ),
+    (
+      "reply with a{sv} of 16",
+      Message(
+        kind: .methodReturn, destination: ":1.7", sender: "org.example.Service", replySerial: 9,
+        body: [
+          .dictionary(
+            Dictionary(
+              uniqueKeysWithValues: (0..<16).map { index -> (String, DBusValue) in
+                let value: DBusValue =
+                  switch index % 3 {
+                  case 0: .string("value number \(index)")
+                  case 1: .uint32(UInt32(index))
+                  default: .array(elementType: "s", [.string("a"), .string("b\(index)")])
+                  }
+                return ("key\(index)", value)
+              }))
+        ])
+    ),
+  ]
+
+  private static func measure(_ name: String, _ original: Message, scale: Double) throws
+    -> [BenchmarkRow]
+  {
+    var message = original
+    message.serial = 5
+    let received = try MessageCoding.makeRaw(message)
+    defer { dbus_message_unref(received) }
+    let read = try viaCodec(received)
+    precondition(read == MessageCoding.decode(received), "both paths must read alike")
+    let built = try viaCodec(message)
+    precondition(MessageCoding.decode(built) == message, "both paths must build alike")
+    dbus_message_unref(built)
+
+    let seconds = max(0.05, 0.5 * scale)
+    let buildIterators = try rate(seconds: seconds) {
+      let raw = try MessageCoding.makeRaw(message)
+      defer { dbus_message_unref(raw) }
+      return Int(dbus_message_get_serial(raw))
+    }
+    let buildCodec = try rate(seconds: seconds) {
+      let raw = try viaCodec(message)
+      defer { dbus_message_unref(raw) }
+      return Int(dbus_message_get_serial(raw))
+    }
+    let readIterators = try rate(seconds: seconds) {
+      MessageCoding.decode(received).body.count
+    }
+    let readCodec = try rate(seconds: seconds) { try viaCodec(received).body.count }
+    return [
+      BenchmarkRow(
+        name: "libdbus message from Message, \(name)", unit: "msgs/s", subject: buildCodec,
+        baselineName: "libdbus iterators", baseline: buildIterators, higherIsBetter: true,
+        target: nil),
+      BenchmarkRow(
+        name: "Message from libdbus message, \(name)", unit: "msgs/s", subject: readCodec,
+        baselineName: "libdbus iterators", baseline: readIterators, higherIsBetter: true,
+        target: nil),
+    ]
+  }
+
+  /// The Swift codec's bytes, demarshalled by libdbus; the caller owns the reference.
+  private static func viaCodec(_ message: Message) throws(DBus.DBusError) -> OpaquePointer {
+    try MessageCoding.demarshal(try message.marshalled())
+  }
+
+  /// libdbus's bytes for a message, read by the Swift codec.
+  private static func viaCodec(_ raw: OpaquePointer) throws(DBus.DBusError) -> Message {
+    try Message(marshalled: try MessageCoding.marshal(raw))
+  }
+}

@@ -67,10 +67,14 @@ let package = Package(
 
     // MARK: - Libraries
 
-    /// `package`-level POSIX helpers: errno, environment, child processes.
+    /// The Linux interfaces the C library's Swift modules lack (`renameat2`, `O_PATH`).
+    .target(name: "CSystemShim"),
+    /// `package`-level POSIX helpers and the only code that talks to the file system: file
+    /// descriptors, directories, atomic replacement, private directories, XDG locations,
+    /// bounded reads; errno, environment, child processes.
     ///
     /// No Foundation.
-    .target(name: "SystemSupport"),
+    .target(name: "SystemSupport", dependencies: ["CSystemShim"]),
     /// The D-Bus codec, I/O-free: signatures, values, object paths, errors, and the wire
     /// reader and writer that messages and the item codec share.
     ///
@@ -127,15 +131,17 @@ let package = Package(
     /// It re-exports PropertyLists.
     ///
     /// No IPC.
-    .target(name: "AppGroups", dependencies: ["PropertyLists"]),
+    .target(name: "AppGroups", dependencies: ["PropertyLists", "SystemSupport"]),
     /// Share-extension items: the item model, uniform types, activation rules, manifests and the
     /// item codec (the mapping of items onto one D-Bus message, written with DBusCodec).
     ///
     /// No IPC. It re-exports PropertyLists.
-    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec"]),
+    .target(name: "ExtensionItems", dependencies: ["PropertyLists", "DBusCodec", "SystemSupport"]),
     /// The share-extension handoff in two calls: `HandoffSender` stores items in the group's
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
-    .target(name: "Handoff", dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups"]),
+    .target(
+      name: "Handoff",
+      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
     /// notifyd's files: the state file format and the access configuration and policy.
     ///
     /// Pure Swift with no dependencies, so the parsers fuzz on their own.
@@ -168,7 +174,7 @@ let package = Package(
     /// linkage; the `notifybus-c` product makes it libnotifybus.so.1 (Protocol/c-api.md).
     .target(
       name: "NotifyCAPI",
-      dependencies: ["Notify", "CNotifyDispatch"],
+      dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
       exclude: ["include", "libnotifybus.map", "pkgconfig"]
     ),
     /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus-c` product only.
@@ -215,7 +221,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
-        "NotifyToolsCore", "CSQLite",
+        "NotifyToolsCore", "CSQLite", "SystemSupport",
       ],
       path: "Examples/Support"
     ),
@@ -364,6 +370,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
+    "CSystemShim",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

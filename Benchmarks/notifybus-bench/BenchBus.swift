@@ -28,9 +28,8 @@ final class BenchBus {
     let text = BusConfiguration.embedded(
       socketPath: directory + "/bus", serviceDirectory: directory, pidFile: directory + "/bus.pid",
       outgoingLimit: outgoingLimit)
-    let fd = open(configuration, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    close(fd)
+    try Directory<FileSystemError>.openPrivate(directory).replaceFile(
+      "bus.conf", with: Array(text.utf8))
     daemon = try Subprocess.spawn(
       "dbus-daemon",
       arguments: ["--config-file=" + configuration, "--nofork", "--print-address=1"],

@@ -40,6 +40,10 @@ public enum ReadLaterTool {
         "The container, the database or the bus failed, or standard output could not be "
           + "written (such as a closed pipe when SIGPIPE is ignored)."),
       .init(ExitCode(2), "--timeout passed before --count items were stored."),
+      .init(
+        ExitCode(3),
+        "Some shares could not be imported: corrupt ones were set aside, undecodable ones "
+          + "rejected (each is named on standard error)."),
     ])
 
   /// `readlater list`.
@@ -160,10 +164,20 @@ public enum ReadLaterTool {
       throw failure
     }
     let totals = importer.totals
-    try StandardOutput.writeLine(
-      "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs")
+    for error in totals.setAside {
+      try? StandardError.writeLine("app: set aside a corrupt share: \(error.message)")
+    }
+    for path in totals.rejected {
+      try? StandardError.writeLine(
+        "app: rejected a share whose items cannot be decoded; kept at \(path)")
+    }
+    var line = "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs"
+    if !totals.setAside.isEmpty { line += ", set aside \(totals.setAside.count) corrupt" }
+    if !totals.rejected.isEmpty { line += ", rejected \(totals.rejected.count) undecodable" }
+    try StandardOutput.writeLine(line)
     await importer.center.close()
     if count != nil, case .timedOut = ending { throw ExitCode(2) }
+    if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }
   }
 
   /// Runs `readlater list`.

@@ -1,5 +1,12 @@
 import CSQLite
 public import Foundation
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// The read-later app's library: reading items in a SQLite database in the group container,
 /// their attachment files copied next to it.
@@ -7,11 +14,17 @@ public import Foundation
 /// Layout inside the container: `ReadLater/library.sqlite` (WAL mode, `synchronous=FULL`)
 /// and `ReadLater/Attachments/<item id>/<file>`. Each item is stored in one transaction,
 /// keyed by the share id, so storing a redelivered share again changes nothing.
+///
+/// Files are created with mode 0600 and directories with 0700 (SQLite gives its `-wal` and
+/// `-shm` files the database's mode); a symbolic link planted for `ReadLater`,
+/// `Attachments`, an item's directory or `library.sqlite` is refused, never followed.
 public final class ReadingList {
   /// The database file.
   public let path: String
   /// Where attachment files are copied.
   public let attachmentsDirectory: URL
+  /// The open `Attachments` directory: item directories are made relative to it.
+  private let attachments: Directory<FileSystemError>
   private let handle: OpaquePointer
 
   /// A SQLite or file failure, with the statement or file involved.
@@ -27,12 +40,15 @@ public final class ReadingList {
   public init(containerURL: URL) throws {
     let directory = containerURL.appendingPathComponent("ReadLater", isDirectory: true)
     attachmentsDirectory = directory.appendingPathComponent("Attachments", isDirectory: true)
-    try FileManager.default.createDirectory(
-      at: attachmentsDirectory, withIntermediateDirectories: true,
-      attributes: [.posixPermissions: 0o700])
-    path = directory.appendingPathComponent("library.sqlite").path
+    let library = try Directory<FileSystemError>.openPrivate(directory.path)
+    attachments = try library.privateDirectory("Attachments")
+    // Created here, 0600 and not through a link, before SQLite opens it by name; SQLite
+    // then refuses a link there too (SQLITE_OPEN_NOFOLLOW).
+    _ = try library.openFile("library.sqlite", flags: O_RDWR, create: true)
+    path = library.childPath("library.sqlite")
     var opened: OpaquePointer?
-    let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+    let flags =
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
     guard sqlite3_open_v2(path, &opened, flags, nil) == SQLITE_OK, let opened else {
       if let opened { sqlite3_close_v2(opened) }
       throw Failure(description: "Cannot open the reading list '\(path)'.")
@@ -80,18 +96,11 @@ public final class ReadingList {
         try execute("ROLLBACK")
         return false
       }
-      let directory = attachmentsDirectory.appendingPathComponent(item.id, isDirectory: true)
-      if !item.attachments.isEmpty {
-        try FileManager.default.createDirectory(
-          at: directory, withIntermediateDirectories: true,
-          attributes: [.posixPermissions: 0o700])
-      }
       for (position, attachment) in item.attachments.enumerated() {
-        let target = directory.appendingPathComponent(
-          "\(position)-" + URL(fileURLWithPath: attachment.path).lastPathComponent)
-        try? FileManager.default.removeItem(at: target)
-        try FileManager.default.copyItem(
-          at: URL(fileURLWithPath: attachment.path), to: target)
+        let directory = try attachments.privateDirectory(item.id)
+        let name = "\(position)-" + URL(fileURLWithPath: attachment.path).lastPathComponent
+        try directory.copyFile(from: attachment.path, as: name)
+        let target = directory.childPath(name)
         let insert = try prepare(
           "INSERT INTO attachments(item_id, position, name, type, path, size) "
             + "VALUES (?, ?, ?, ?, ?, ?)")
@@ -100,7 +109,7 @@ public final class ReadingList {
         sqlite3_bind_int64(insert, 2, Int64(position))
         bind(insert, 3, attachment.name)
         bind(insert, 4, attachment.type)
-        bind(insert, 5, target.path)
+        bind(insert, 5, target)
         sqlite3_bind_int64(insert, 6, attachment.size)
         try step(insert, "insert attachment")
       }

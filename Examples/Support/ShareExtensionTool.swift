@@ -6,6 +6,7 @@ import Foundation
 import Handoff
 public import Notify
 import NotifyToolsCore
+import SystemSupport
 
 /// `share-extension`: plays the share extension of the read-later example.
 ///
@@ -145,13 +146,13 @@ public enum ShareExtensionTool {
     for text in arguments.values("--text") { attachments.append(ItemProvider(text: text)) }
     for option in ["--image", "--file"] {
       for path in arguments.values(option) {
-        let absolute =
-          path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: absolute, isDirectory: &isDirectory),
-          !isDirectory.boolValue
-        else {
-          throw CommandLineError.validation("\(option): '\(path)' is not a readable file.")
+        let absolute = absolutePath(path)
+        // Refused before anything is stored: a FIFO would block the read, a device
+        // (/dev/zero) would never end, a directory has no bytes.
+        do {
+          _ = try FileDescriptor<FileSystemError>.openRegularFile(absolute)
+        } catch {
+          throw CommandLineError.validation("\(option): \(error).")
         }
         let provider = ItemProvider(fileAtPath: absolute)
         if option == "--image", !provider.hasItemConforming(to: .image) {

@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// Returns the C library's text for an `errno` value.
 func errnoDescription(_ code: CInt) -> String {

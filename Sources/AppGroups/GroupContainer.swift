@@ -1,5 +1,5 @@
 public import Foundation
-import Glibc
+import SystemSupport
 
 /// A directory shared by the processes of one App Group, like the container that
 /// `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)` returns on Apple systems.
@@ -64,7 +64,7 @@ public final class GroupContainer: Sendable {
     }
     let groups = try Self.openGroupsDirectory(base)
     let container = try groups.privateDirectory(identifier.rawValue)
-    try Self.checkWritable(container)
+    try container.checkWritable()
     self.identifier = identifier
     self.url = URL(fileURLWithPath: container.path, isDirectory: true)
     self.directory = container
@@ -87,106 +87,45 @@ public final class GroupContainer: Sendable {
   public static func groupsDirectory(environment: [String: String]) throws(ContainerError)
     -> String
   {
-    if let explicit = environment[groupsDirectoryVariable], !explicit.isEmpty {
-      guard explicit.hasPrefix("/") else {
-        throw ContainerError(
-          code: .invalidPath, path: explicit,
-          message: "\(groupsDirectoryVariable) must be an absolute path, not '\(explicit)'.")
-      }
-      return explicit
-    }
-    if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-      return data + "/notifybus/groups"
-    }
-    var home = environment["HOME"] ?? ""
-    if home.isEmpty, let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir {
-      home = String(cString: directory)
-    }
-    guard home.hasPrefix("/") else {
+    let directories = BaseDirectories { environment[$0] }
+    let explicit: String?
+    do {
+      explicit = try directories.override(groupsDirectoryVariable)
+    } catch {
       throw ContainerError(
-        code: .invalidPath, path: home,
+        code: .invalidPath, path: error.path,
+        message: "\(groupsDirectoryVariable) must be an absolute path, not '\(error.path)'.")
+    }
+    if let explicit { return explicit }
+    guard let data = directories.dataHome else {
+      throw ContainerError(
+        code: .invalidPath, path: environment["HOME"] ?? "",
         message: "Cannot locate group containers: HOME is not an absolute path and "
           + "neither \(groupsDirectoryVariable) nor XDG_DATA_HOME is set.")
     }
-    return home + "/.local/share/notifybus/groups"
+    return data + "/notifybus/groups"
   }
 
-  /// Walks `path` from `/` without following links, creating missing components 0700.
+  /// Walks `path` from `/` without following links, creating missing components 0700
+  /// (``SystemSupport/Directory/openPrivate(_:)``).
   static func openGroupsDirectory(_ path: String) throws(ContainerError) -> Directory {
-    guard path.hasPrefix("/") else {
-      throw ContainerError(
-        code: .invalidPath, path: path,
-        message: "The groups directory must be an absolute path, not '\(path)'.")
-    }
-    let components = path.split(separator: "/").map(String.init)
-    if let bad = components.first(where: { $0 == "." || $0 == ".." }) {
-      throw ContainerError(
-        code: .invalidPath, path: path,
-        message: "Refusing the groups directory '\(path)': it contains a '\(bad)' component. "
-          + "Give a normalized absolute path.")
-    }
-    guard !components.isEmpty else {
-      throw ContainerError(
-        code: .invalidPath, path: path, message: "The groups directory cannot be '/'.")
-    }
-    var current = try Directory.root()
-    for (index, name) in components.enumerated() {
-      if index == components.count - 1 {
-        return try current.privateDirectory(name)
-      }
-      guard let info = try current.status(of: name) else {
-        current = try current.privateDirectory(name)
-        continue
-      }
-      switch info.st_mode & S_IFMT {
-      case S_IFLNK:
-        throw .syscall("openat", errno: ELOOP, path: current.childPath(name), doing: "open")
-      case S_IFDIR:
-        break
-      default:
-        throw .syscall("openat", errno: ENOTDIR, path: current.childPath(name), doing: "open")
-      }
-      let next: Directory
-      do {
-        next = try current.openDirectory(name)
-      } catch  where error.cause?.errno == EACCES {
-        next = try current.openDirectory(name, searchOnly: true)
-      }
-      try checkAncestor(next)
-      current = next
-    }
-    fatalError("unreachable: the last component returns")
+    try Directory.openPrivate(path)
   }
 
-  /// An ancestor must be owned by root or this user, and not writable by others unless
-  /// it is sticky.
-  private static func checkAncestor(_ directory: borrowing Directory) throws(ContainerError) {
-    let info = try directory.descriptor.status()
-    guard info.st_uid == 0 || info.st_uid == geteuid() else {
-      throw ContainerError(
-        code: .untrustedOwner, path: directory.path,
-        message: "Refusing '\(directory.path)' as part of a group container's path: it is "
-          + "owned by user \(info.st_uid), neither root nor this user (\(geteuid())).")
-    }
-    let writableByOthers = info.st_mode & 0o022 != 0
-    let sticky = info.st_mode & S_ISVTX != 0
-    guard !writableByOthers || sticky else {
-      throw ContainerError(
-        code: .insecurePermissions, path: directory.path,
-        message: "Refusing '\(directory.path)' as part of a group container's path: its mode "
-          + "\(String(info.st_mode & 0o7777, radix: 8)) lets other users write to it and it is "
-          + "not sticky.")
-    }
-  }
-
-  private static func checkWritable(_ directory: borrowing Directory) throws(ContainerError) {
-    let (result, code) = FileDescriptor.retrying {
-      faccessat(directory.descriptor.rawValue, ".", W_OK | X_OK, AT_EACCESS)
-    }
-    guard result == 0 else {
-      throw .syscall(
-        "faccessat", errno: code, path: directory.path, doing: "write to the container")
-    }
+  /// Replaces (or creates) a file, mode 0600, in a private directory below the container
+  /// (created 0700 when missing), atomically and without following symbolic links.
+  ///
+  /// - Parameters:
+  ///   - name: The file name, a single safe component.
+  ///   - bytes: The contents.
+  ///   - components: The directory below the container, for example `["handoff-rejected"]`.
+  /// - Returns: The file's path.
+  package func replaceFile(_ name: String, with bytes: [UInt8], in components: [String])
+    throws(ContainerError) -> String
+  {
+    let directory = try privateDirectory(components)
+    try directory.replaceFile(name, with: bytes)
+    return directory.childPath(name)
   }
 
   /// Opens (creating 0700 when missing) a private directory below the container.

@@ -1,5 +1,11 @@
-import Glibc
 import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// A bounded, persistent set of keys, for dropping items already seen, such as a URL that
 /// was already imported.

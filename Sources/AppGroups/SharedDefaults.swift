@@ -1,6 +1,12 @@
 import Foundation
-import Glibc
 import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// Key-value defaults shared by the processes of an App Group, like
 /// `UserDefaults(suiteName:)` on Apple systems.
@@ -166,20 +172,15 @@ public final class SharedDefaults: Sendable {
         throw ContainerError(
           code: .unsupportedValue, path: path, message: "The values cannot be stored: \(error)")
       }
-      let temporary = ".\(fileName).\(getpid()).tmp"
-      let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
-      do throws(ContainerError) {
+      let old = state.stamp
+      try directory.replaceFile(fileName) { (file) throws(ContainerError) in
         try file.writeAll(bytes)
-        try distinguish(file, from: state.stamp)
-        try file.syncData()
-        try directory.rename(temporary, to: directory, as: fileName)
-      } catch {
-        try? directory.remove(temporary)
-        throw error
+        try distinguish(file, from: old)
       }
-      try directory.sync()
       state.values = values
-      state.stamp = Stamp(try file.status())
+      // Under the lock, the file at the name is the one just written (its change time
+      // includes the rename).
+      state.stamp = try directory.status(of: fileName).map(Stamp.init)
     }
   }
 
@@ -197,14 +198,10 @@ public final class SharedDefaults: Sendable {
       new.modified <= old.modified
     else { return }
     let next = old.modified + 1
-    var times = [
+    try file.setTimes([
       timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2),  // UTIME_OMIT: leave the access time
       timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000)),
-    ]
-    let (result, code) = FileDescriptor.retrying { futimens(file.rawValue, &times) }
-    guard result == 0 else {
-      throw .syscall("futimens", errno: code, path: file.path, doing: "stamp")
-    }
+    ])
   }
 
   /// Checks a value against the per-value limit.

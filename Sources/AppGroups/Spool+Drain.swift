@@ -1,6 +1,12 @@
 import Foundation
-import Glibc
 import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 extension Spool {
   /// Hands every pending entry to `handler`, one at a time, removing each after the
@@ -39,6 +45,10 @@ extension Spool {
   /// Hands every pending entry to an asynchronous `handler`; otherwise the same as the
   /// synchronous ``drain(maxEntries:waitForOtherConsumers:_:)``.
   ///
+  /// The file-system work (waiting for the drain lock, claiming, validating, removing and
+  /// flushing) runs on a Dispatch thread, never on the Swift concurrency pool; only the
+  /// handler runs on the caller's executor.
+  ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
   ///   - waitForOtherConsumers: Wait for another running drain, or throw `busy`.
@@ -50,12 +60,20 @@ extension Spool {
     maxEntries: Int? = nil, waitForOtherConsumers: Bool = true,
     _ handler: (SpoolEntry) async throws -> Void
   ) async throws -> DrainSummary {
-    var session = try beginDrain(wait: waitForOtherConsumers)
+    let session = try await runBlocking { () throws(ContainerError) in
+      try self.beginDrain(wait: waitForOtherConsumers)
+    }
     while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-      let claim = try nextClaim(&session)
+      let claim = try await runBlocking({ () throws(ContainerError) in
+        var current = session
+        return try self.nextClaim(&current)
+      })
     {
       try await handler(claim.entry)
-      try complete(claim, in: &session)
+      try await runBlocking { () throws(ContainerError) in
+        var current = session
+        try self.complete(claim, in: &current)
+      }
     }
     return session.summary
   }
@@ -88,15 +106,21 @@ extension Spool {
 }
 
 /// The state of one drain: the lock, the work list and the summary.
-struct DrainSession: ~Copyable {
+///
+/// A class so that an asynchronous drain can hand it to a Dispatch thread for each step.
+final class DrainSession: @unchecked Sendable {
+  // Safety of @unchecked Sendable: one drain uses its session from one step at a time;
+  // the steps run one after another (each awaited before the next starts).
   let lock: FileDescriptor
   var summary = DrainSummary()
   var queue: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
   var attempted: Set<String> = []
+
+  init(lock: consuming FileDescriptor) { self.lock = lock }
 }
 
 /// An entry claimed, validated and ready for the handler.
-struct Claim {
+struct Claim: Sendable {
   var raw: String
   var entry: SpoolEntry
 }
@@ -109,7 +133,7 @@ extension Spool {
         code: .busy, path: lock.path,
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
-    var session = DrainSession(lock: lock)
+    let session = DrainSession(lock: lock)
     session.summary.staleTemporariesRemoved = try removeStaleTemporaries()
     try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session

@@ -1,5 +1,11 @@
 import Foundation
-import Glibc
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 extension Spool {
   /// Durably adds an entry to the spool.
@@ -63,7 +69,8 @@ extension Spool {
       if !single {
         let entry = try temporary.openDirectory(scratch)
         for attachment in attachments {
-          let record = try write(attachment, into: entry)
+          let record = try write(
+            attachment, into: entry, budget: limits.maximumBytes - usage.bytes - total)
           manifest.append(record)
           total += Int64(record.size)
         }
@@ -108,9 +115,13 @@ extension Spool {
   }
 
   /// Writes one attachment file into a temporary entry and fsyncs it.
-  private func write(_ attachment: SpoolAttachment, into entry: borrowing Directory)
-    throws(ContainerError) -> SpoolEntryFormat.Attachment
-  {
+  ///
+  /// - Parameter budget: The bytes the spool's quota has left; copying stops with
+  ///   ``ContainerError/Code/quotaExceeded`` past it, so a file that grows while it is
+  ///   read cannot fill the disk.
+  private func write(
+    _ attachment: SpoolAttachment, into entry: borrowing Directory, budget: Int64
+  ) throws(ContainerError) -> SpoolEntryFormat.Attachment {
     let file = try entry.openFile(attachment.name, flags: O_WRONLY | O_EXCL, create: true)
     var crc = CRC32()
     var size: UInt64 = 0
@@ -123,17 +134,20 @@ extension Spool {
       size = UInt64(data.count)
     case .file(let url):
       let sourcePath = url.path
-      let (fd, code) = FileDescriptor.retrying { open(sourcePath, O_RDONLY | O_CLOEXEC) }
-      guard fd >= 0 else {
-        throw .syscall("open", errno: code, path: sourcePath, doing: "read the attachment")
-      }
-      let source = FileDescriptor(rawValue: fd, path: sourcePath)
+      // A FIFO, a device or a directory is refused before anything is read.
+      let source = try FileDescriptor.openRegularFile(sourcePath)
       var chunk = [UInt8](repeating: 0, count: 256 * 1024)
       while true {
         let count = try chunk.withUnsafeMutableBytes { buffer in
           Result { () throws(ContainerError) in try source.read(into: buffer) }
         }.get()
         if count == 0 { break }
+        guard Int64(size) + Int64(count) <= budget else {
+          throw ContainerError(
+            code: .quotaExceeded, path: sourcePath,
+            message: "The attachment '\(sourcePath)' is larger than the \(budget) bytes the spool "
+              + "'\(name)' has left (SpoolLimits.maximumBytes = \(limits.maximumBytes)).")
+        }
         try chunk.withUnsafeBytes { buffer in
           let slice = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
           crc.update(slice)

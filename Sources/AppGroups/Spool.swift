@@ -1,6 +1,12 @@
 import Dispatch
-import Glibc
 import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// A durable multi-producer queue of opaque items in a group container, in the manner of
 /// Maildir.

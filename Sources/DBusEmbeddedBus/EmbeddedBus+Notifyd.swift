@@ -11,14 +11,14 @@ extension EmbeddedBus {
   /// a directory of this user's (systemd-logind makes it for every logged-in user, and
   /// keeps it while a session or lingering lasts), else `nil`.
   package static var userRuntimeDirectory: String? {
-    if let runtime = Environment.value("XDG_RUNTIME_DIR") { return runtime }
-    return ownedDirectory("/run/user/\(getuid())")
+    if let runtime = BaseDirectories().runtimeDirectory { return runtime }
+    return ownedDirectory("/run/user/\(geteuid())")
   }
 
   /// `path` when it is a real directory owned by this user that no one else may write.
   package static func ownedDirectory(_ path: String) -> String? {
     var info = stat()
-    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
+    guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
       info.st_mode & 0o022 == 0
     else { return nil }
     return path
@@ -42,23 +42,29 @@ extension EmbeddedBus {
   /// Errors are ignored: without the file, state calls fail with status 9 and the tools
   /// say how to start notifyd.
   static func provideNotifydService() {
-    let path = serviceDirectory + "/" + notifydName + ".service"
-    let existing = try? readFile(path)
+    let name = notifydName + ".service"
+    guard let directory = try? Directory<FileSystemError>.openPrivate(serviceDirectory) else {
+      return
+    }
+    var existing: String?
+    if let file = try? directory.openFile(name, flags: O_RDONLY),
+      let bytes = try? file.readToEnd(limit: 65_536)
+    {
+      existing = String(decoding: bytes, as: UTF8.self)
+    }
     if let existing, !existing.hasPrefix(generatedMarker) { return }
-    if installedServiceDirectories.contains(where: {
-      access($0 + "/" + notifydName + ".service", F_OK) == 0
-    }) {
-      if existing != nil { unlink(path) }
+    if installedServiceDirectories.contains(where: { access($0 + "/" + name, F_OK) == 0 }) {
+      if existing != nil { try? directory.remove(name) }
       return
     }
     if let existing, let named = executable(inServiceFile: existing), access(named, X_OK) == 0 {
       return
     }
     guard let notifyd = siblingExecutable("notifyd") else {
-      if existing != nil { unlink(path) }
+      if existing != nil { try? directory.remove(name) }
       return
     }
-    try? writeFile(path, contents: notifydServiceFile(executable: notifyd))
+    try? directory.replaceFile(name, with: Array(notifydServiceFile(executable: notifyd).utf8))
   }
 
   /// The text of a generated service file for the `notifyd` at `executable`.
@@ -77,12 +83,9 @@ extension EmbeddedBus {
   /// (`<standard_session_servicedirs/>`), where a package or a user installs service files.
   static var installedServiceDirectories: [String] {
     var result: [String] = []
-    if let runtime = Environment.value("XDG_RUNTIME_DIR") {
-      result.append(runtime + "/dbus-1/services")
-    }
-    let dataHome =
-      Environment.value("XDG_DATA_HOME") ?? Environment.homeDirectory.map { $0 + "/.local/share" }
-    if let dataHome { result.append(dataHome + "/dbus-1/services") }
+    let base = BaseDirectories()
+    if let runtime = base.runtimeDirectory { result.append(runtime + "/dbus-1/services") }
+    if let dataHome = base.dataHome { result.append(dataHome + "/dbus-1/services") }
     let dataDirectories = Environment.value("XDG_DATA_DIRS") ?? "/usr/local/share:/usr/share"
     for directory in dataDirectories.split(separator: ":") where directory.hasPrefix("/") {
       result.append(directory + "/dbus-1/services")

@@ -23,12 +23,10 @@ import SystemSupport
 /// standard session service directories. The daemon's own messages go to `bus.log` in
 /// the directory.
 public enum EmbeddedBus {
-  /// The directory that holds the socket, the configuration and the lock:
-  /// `notifybus` in the user's runtime directory (`$XDG_RUNTIME_DIR`, else
-  /// `/run/user/<uid>` when it is the user's), else `/tmp/notifybus-<uid>`.
+  /// The directory that holds the socket, the configuration and the lock.
   public static var directory: String {
     if let runtime = userRuntimeDirectory { return runtime + "/notifybus" }
-    return "/tmp/notifybus-\(getuid())"
+    return "/tmp/notifybus-\(geteuid())"
   }
 
   /// The path of the bus socket.
@@ -40,11 +38,11 @@ public enum EmbeddedBus {
   /// Where `.service` files for D-Bus activation on the embedded bus go:
   /// `$NOTIFYBUS_SERVICE_DIR`, else `$XDG_DATA_HOME/notifybus/dbus-1/services`
   /// (`~/.local/share/notifybus/dbus-1/services`).
+  ///
+  /// Without a home directory, it is `services` in ``directory``.
   public static var serviceDirectory: String {
     if let directory = Environment.value("NOTIFYBUS_SERVICE_DIR") { return directory }
-    let dataHome =
-      Environment.value("XDG_DATA_HOME")
-      ?? ((Environment.homeDirectory ?? "/tmp") + "/.local/share")
+    guard let dataHome = BaseDirectories().dataHome else { return directory + "/services" }
     return dataHome + "/notifybus/dbus-1/services"
   }
 
@@ -54,31 +52,29 @@ public enum EmbeddedBus {
   ///   started; the message says which and why.
   public static func start() throws(DBusError) -> BusAddress {
     let directory = directory
-    try makePrivateDirectory(directory)
-    let lock = open(directory + "/bus.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard lock >= 0 else { throw ioError("open", directory + "/bus.lock") }
-    defer { close(lock) }
-    do {
-      _ = try retryingOnInterrupt { flock(lock, LOCK_EX) }
-    } catch {
-      throw DBusError(.ioError, "cannot lock '\(directory)/bus.lock': \(error)")
-    }
-    defer { flock(lock, LOCK_UN) }
-    capLog(directory + "/bus.log")
+    let open = try openPrivateDirectory(directory)
+    let lock = try lockFile(in: open)
+    defer { lock.unlock() }
+    capLog(in: open)
     if isAnswering(socketPath) {
       provideNotifydService()
       return address
     }
 
-    unlink(socketPath)
-    unlink(directory + "/bus.pid")
-    try makePrivateDirectory(serviceDirectory, createParents: true)
+    try? open.remove("bus")
+    try? open.remove("bus.pid")
+    _ = try openPrivateDirectory(serviceDirectory)
     provideNotifydService()
     let configuration = directory + "/bus.conf"
-    try writeFile(
-      configuration,
-      contents: BusConfiguration.embedded(
-        socketPath: socketPath, serviceDirectory: serviceDirectory))
+    do {
+      try open.replaceFile(
+        "bus.conf",
+        with: Array(
+          BusConfiguration.embedded(socketPath: socketPath, serviceDirectory: serviceDirectory)
+            .utf8))
+    } catch {
+      throw DBusError(.ioError, "cannot write the embedded bus's configuration: \(error)")
+    }
     let daemon = Environment.value("NOTIFYBUS_DBUS_DAEMON") ?? "dbus-daemon"
     // With --fork, dbus-daemon points its standard error at /dev/null unless
     // DBUS_DEBUG_OUTPUT is set; set, it keeps bus.log, which also collects what activated
@@ -108,13 +104,12 @@ public enum EmbeddedBus {
     guard isAnswering(socketPath) else {
       throw DBusError(.noServer, "the embedded bus started but does not answer at \(socketPath)")
     }
+    // The daemon writes its pid file under the umask it was started with (the
+    // configuration keeps it); every file NotifyBus creates is 0600.
+    if let pidFile = try? open.openFile("bus.pid", flags: O_RDONLY) {
+      try? pidFile.setPermissions(0o600)
+    }
     return address
-  }
-
-  /// The daemon's process id, from its pid file, while the file exists.
-  package static var processID: Int32? {
-    guard let text = try? readFile(directory + "/bus.pid") else { return nil }
-    return Int32(text.split(separator: "\n").first ?? "")
   }
 
   /// Stops the embedded bus if it is running.
@@ -124,8 +119,17 @@ public enum EmbeddedBus {
   public static func stop() -> Bool {
     guard let pid = processID else { return false }
     let stopped = kill(pid, SIGTERM) == 0
-    unlink(directory + "/bus.pid")
+    try? Directory<FileSystemError>.openPrivate(directory).remove("bus.pid")
     return stopped
+  }
+
+  /// The daemon's process id, from its pid file, while the file exists.
+  package static var processID: Int32? {
+    guard let open = try? Directory<FileSystemError>.openPrivate(directory),
+      let file = try? open.openFile("bus.pid", flags: O_RDONLY),
+      let bytes = try? file.readToEnd(limit: 64)
+    else { return nil }
+    return Int32(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first ?? "")
   }
 
   /// The size `bus.log` may reach before ``start()`` moves its contents to `bus.log.1`.
@@ -133,16 +137,16 @@ public enum EmbeddedBus {
 
   /// Keeps the daemon's log under ``logLimit``.
   ///
-  /// A larger log is copied to `PATH.1`, replacing the previous one, and emptied in place.
-  /// The daemon appends (`O_APPEND`), so its next line lands at the start of the emptied
-  /// file.
-  static func capLog(_ path: String) {
-    var info = stat()
-    guard stat(path, &info) == 0, Int(info.st_size) > logLimit,
-      let contents = try? readFile(path)
+  /// A larger log is copied to `bus.log.1`, replacing the previous one, and emptied in
+  /// place. The daemon appends (`O_APPEND`), so its next line lands at the start of the
+  /// emptied file.
+  static func capLog(in directory: borrowing Directory<FileSystemError>) {
+    guard let size = try? directory.status(of: "bus.log")?.st_size, Int(size) > logLimit,
+      let log = try? directory.openFile("bus.log", flags: O_RDWR),
+      let bytes = try? log.readToEnd(limit: Int(size) + logLimit)
     else { return }
-    try? writeFile(path + ".1", contents: contents)
-    truncate(path, 0)
+    try? directory.replaceFile("bus.log.1", with: bytes)
+    try? log.truncate(to: 0)
   }
 
   /// Whether something accepts connections on the Unix socket at `path`.
@@ -166,59 +170,34 @@ public enum EmbeddedBus {
     return result == 0
   }
 
-  /// Creates `path` with mode 0700 if needed and checks that it is a real directory,
-  /// owned by this user, that no other user can write or read.
-  static func makePrivateDirectory(_ path: String, createParents: Bool = false)
-    throws(DBusError)
+  /// Opens and locks `bus.lock`, waiting for another process's start (BusConnection
+  /// calls this on its own thread, not the concurrency pool).
+  private static func lockFile(in directory: borrowing Directory<FileSystemError>)
+    throws(DBusError) -> FileDescriptor<FileSystemError>
   {
-    if createParents {
-      var prefix = ""
-      for component in path.split(separator: "/").dropLast() {
-        prefix += "/" + component
-        mkdir(prefix, 0o700)
+    do {
+      let lock = try directory.openFile("bus.lock", flags: O_RDWR, create: true)
+      _ = try lock.lock(exclusive: true, wait: true)
+      return lock
+    } catch {
+      throw DBusError(.ioError, "cannot lock the embedded bus: \(error)")
+    }
+  }
+
+  /// Creates `path` and its missing parents with mode 0700 if needed (``Directory/openPrivate(_:)``:
+  /// no symbolic link, owned by this user) and makes sure no other user can read it.
+  static func openPrivateDirectory(_ path: String) throws(DBusError)
+    -> Directory<FileSystemError>
+  {
+    do {
+      let open = try Directory<FileSystemError>.openPrivate(path)
+      if try open.descriptor.status().st_mode & 0o077 != 0 {
+        try open.descriptor.setPermissions(0o700)
       }
-    }
-    if mkdir(path, 0o700) != 0 && errno != EEXIST { throw ioError("mkdir", path) }
-    var info = stat()
-    guard lstat(path, &info) == 0 else { throw ioError("lstat", path) }
-    guard info.st_mode & S_IFMT == S_IFDIR else {
-      throw DBusError(.accessDenied, "'\(path)' is not a directory (a symbolic link is refused)")
-    }
-    guard info.st_uid == getuid() else {
-      throw DBusError(
-        .accessDenied, "'\(path)' belongs to uid \(info.st_uid), not to this user (\(getuid()))")
-    }
-    if info.st_mode & 0o077 != 0 && chmod(path, 0o700) != 0 { throw ioError("chmod", path) }
-  }
-
-  static func writeFile(_ path: String, contents: String) throws(DBusError) {
-    let temporary = path + ".tmp.\(getpid())"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { throw ioError("open", temporary) }
-    let bytes = Array(contents.utf8)
-    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    close(fd)
-    guard written == bytes.count, rename(temporary, path) == 0 else {
-      unlink(temporary)
-      throw ioError("write", path)
+      return open
+    } catch {
+      throw DBusError(.accessDenied, "cannot use the embedded bus's directory: \(error)")
     }
   }
 
-  static func readFile(_ path: String) throws(DBusError) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw ioError("open", path) }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count <= 0 { break }
-      bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
-
-  private static func ioError(_ call: String, _ path: String) -> DBusError {
-    DBusError(.ioError, "'\(call)' failed for '\(path)': \(Errno.current)")
-  }
 }

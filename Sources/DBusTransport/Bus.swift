@@ -132,7 +132,7 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
     let path = runtime + "/bus"
     guard stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK else { return nil }
     let source =
-      Environment.value("XDG_RUNTIME_DIR") != nil
+      BaseDirectories().runtimeDirectory != nil
       ? "$XDG_RUNTIME_DIR/bus" : "\(path), as XDG_RUNTIME_DIR is unset,"
     return Candidate(
       address: .unixSocket(path), fallsThrough: false,

@@ -93,7 +93,8 @@ public final class HandoffSender: Sendable {
   public func send(_ items: [ExtensionItem], id: String? = nil) async throws(HandoffError)
     -> String
   {
-    let id = try store(items, id: id)
+    // Storing flushes to disk: off the concurrency pool.
+    let id = try await runBlocking { () throws(HandoffError) in try self.store(items, id: id) }
     try await ring(for: id)
     return id
   }

@@ -52,8 +52,15 @@ public final class PendingImporter: Sendable {
     /// Shares dropped because their deduplication key was imported before.
     public var duplicates = 0
     /// Shares whose items could not be decoded; their bytes are kept in
-    /// `handoff-rejected/<id>.items` in the container.
+    /// `handoff-rejected/<id>.items` in the container (see ``rejected``).
     public var undecodable = 0
+    /// Where the bytes of each undecodable share were kept, one path per share.
+    public var rejected: [String] = []
+    /// Corrupt spool entries the drain moved to the spool's `corrupt/` directory.
+    ///
+    /// One error each, naming the entry, the problem and where it went. The drain
+    /// continued past each; nothing in them reached the handler.
+    public var setAside: [ContainerError] = []
     /// Shares delivered again after a consumer died while handling them.
     public var recovered = 0
     /// Shares the spool dropped because their id was delivered before.
@@ -139,6 +146,8 @@ public final class PendingImporter: Sendable {
         totals.undecodable += done.undecodable
         totals.recovered += done.recovered
         totals.redelivered += done.redelivered
+        totals.rejected += done.rejected
+        totals.setAside += done.setAside
       }
     }
     do {
@@ -148,12 +157,16 @@ public final class PendingImporter: Sendable {
         do {
           items = try ItemCodec.decode(entry.payload)
         } catch {
-          try keepRejected(entry)
+          report.rejected.append(
+            try await runBlocking { () throws(ContainerError) in try self.keepRejected(entry) })
           report.undecodable += 1
           return
         }
         let key = deduplication?.key(items)
-        if let key, let seenKeys, try seenKeys.contains(key) {
+        // The dedupe set locks and flushes its file: off the concurrency pool.
+        if let key, let seenKeys,
+          try await runBlocking({ () throws(ContainerError) in try seenKeys.contains(key) })
+        {
           report.duplicates += 1
           return
         }
@@ -162,11 +175,14 @@ public final class PendingImporter: Sendable {
           items: ShareAttachments.unpack(items, attachments: entry.attachments),
           attachments: entry.attachments)
         try await handler(share)
-        if let key, let seenKeys { try seenKeys.insert(key) }
+        if let key, let seenKeys {
+          _ = try await runBlocking { () throws(ContainerError) in try seenKeys.insert(key) }
+        }
         report.imported += 1
       }
       report.recovered += summary.recovered
       report.redelivered += summary.duplicates
+      report.setAside += summary.setAside
       return report
     } catch let error as ContainerError {
       throw HandoffError(.container, error.message)
@@ -218,11 +234,12 @@ public final class PendingImporter: Sendable {
     }
   }
 
-  /// Keeps the bytes of a share that cannot be decoded, for someone to look at.
-  private func keepRejected(_ entry: SpoolEntry) throws {
-    let directory = container.url.appendingPathComponent("handoff-rejected", isDirectory: true)
-    try FileManager.default.createDirectory(
-      at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    try Data(entry.payload).write(to: directory.appendingPathComponent(entry.id + ".items"))
+  /// Keeps the bytes of a share that cannot be decoded, for someone to look at, in
+  /// `handoff-rejected/<id>.items` (0600 in a 0700 directory, never through a link).
+  ///
+  /// - Returns: The file's path.
+  private func keepRejected(_ entry: SpoolEntry) throws(ContainerError) -> String {
+    try container.replaceFile(
+      entry.id + ".items", with: Array(entry.payload), in: ["handoff-rejected"])
   }
 }

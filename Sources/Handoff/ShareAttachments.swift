@@ -1,6 +1,7 @@
 import AppGroups
 import ExtensionItems
 import Foundation
+import SystemSupport
 
 /// Moving file payloads out of the encoded items into spool attachments, and back.
 ///
@@ -24,9 +25,7 @@ enum ShareAttachments {
           let prefix = "\(itemIndex)-\(providerIndex)-\(index)-"
           switch representation.content {
           case .file(let path):
-            let absolute =
-              path.hasPrefix("/")
-              ? path : FileManager.default.currentDirectoryPath + "/" + path
+            let absolute = absolutePath(path)
             let url = URL(fileURLWithPath: absolute)
             let name = prefix + safeName(url.lastPathComponent)
             attachments.append(.file(url, name: name))

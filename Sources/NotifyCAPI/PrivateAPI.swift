@@ -1,5 +1,6 @@
 import Notify
 import Synchronization
+import SystemSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -77,17 +78,13 @@ public func notifyDumpStatus(_ path: UnsafePointer<CChar>?) -> UInt32 {
   return CLibrary.shared.center().flatMap { center -> Result<Void, CStatus> in
     let report = waitFor { () async throws(NotifyError) -> String in await center.statusReport() }
     guard case .success(let text) = report else { return .failure(.failed) }
-    let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { return .failure(.failed) }
-    defer { close(fd) }
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-      let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { return .failure(.failed) }
-      bytes = bytes.dropFirst(written)
+    do {
+      let output = try FileDescriptor<FileSystemError>.openOutputFile(file)
+      try output.writeAll(Array(text.utf8))
+      return .success(())
+    } catch {
+      return .failure(.failed)
     }
-    return .success(())
   }.status
 }
 

@@ -1,4 +1,5 @@
 public import DBus
+import Dispatch
 import NotifyCore
 public import NotifyServerFiles
 import Synchronization
@@ -59,6 +60,9 @@ public final class NotifyServer: Sendable {
   let state: Mutex<ServerState>
   /// Serializes state file writes.
   private let writer = Mutex<Void>(())
+  /// Where state file writes run: they block on `fsync`, which must not hold a thread of
+  /// the Swift concurrency pool.
+  private let saveQueue = DispatchQueue(label: "notifyd.state-file")
   private let subscriptions = Mutex<[SignalSubscription]>([])
 
   init(connection: BusConnection, configuration: Configuration, records: [StateRecord]) {
@@ -169,7 +173,12 @@ public final class NotifyServer: Sendable {
   /// Writes the state file if needed, gives up the name and closes the connection.
   public func stop() async {
     await connection.unexport(at: NotifydInterface.path)
-    saveNow()
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+      saveQueue.async {
+        self.saveNow()
+        done.resume()
+      }
+    }
     for subscription in subscriptions.withLock({ $0 }) { await subscription.cancel() }
     try? await connection.releaseName(NotifydInterface.busName)
     await connection.close()
@@ -210,14 +219,16 @@ public final class NotifyServer: Sendable {
       return true
     }
     guard start else { return }
-    let delay = configuration.saveDelay
-    Task.detached { [weak self] in
-      try? await Task.sleep(for: delay)
+    let delay = configuration.saveDelay.components
+    let nanoseconds = Int(delay.seconds) * 1_000_000_000 + Int(delay.attoseconds / 1_000_000_000)
+    saveQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
       self?.saveNow()
     }
   }
 
   /// Writes the state file now if anything changed since the last write.
+  ///
+  /// This blocks on `fsync`: from async code, call it off the concurrency pool.
   public func saveNow() {
     guard let store = configuration.store else { return }
     writer.withLock { _ in

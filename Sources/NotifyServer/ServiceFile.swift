@@ -36,31 +36,19 @@ public struct ServiceFile: Hashable, Sendable {
     return "[D-BUS Service]\nName=\(NotifydInterface.busName)\nExec=\(command)\n"
   }
 
-  /// Writes the file into `directory` (created, mode 0700, when missing), atomically.
+  /// Writes the file, mode 0600, into `directory` (created with mode 0700 when missing,
+  /// never through a symbolic link), atomically.
   ///
   /// - Returns: The file's path.
   /// - Throws: ``NotifydError`` with code ``NotifydError/Code/serviceFile``.
   public func install(in directory: String) throws(NotifydError) -> String {
-    let path = directory + "/" + Self.fileName
-    do {
-      try StateStore.makeDirectories(directory, path: path)
+    do throws(FileSystemError) {
+      let open = try Directory<FileSystemError>.openPrivate(directory)
+      try open.replaceFile(Self.fileName, with: Array(text.utf8))
+      return open.childPath(Self.fileName)
     } catch {
-      throw NotifydError(.serviceFile, error.message)
+      throw NotifydError(.serviceFile, "cannot install the service file: \(error)")
     }
-    let temporary = path + ".tmp-\(getpid())"
-    let bytes = Array(text.utf8)
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else {
-      throw NotifydError(.serviceFile, "cannot create \(temporary): \(Errno.current)")
-    }
-    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    close(fd)
-    guard written == bytes.count, rename(temporary, path) == 0 else {
-      let error = Errno.current
-      unlink(temporary)
-      throw NotifydError(.serviceFile, "cannot write \(path): \(error)")
-    }
-    return path
   }
 
   /// The running executable's absolute path (`/proc/self/exe`).

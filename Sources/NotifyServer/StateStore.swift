@@ -7,25 +7,26 @@ import SystemSupport
   import Musl
 #endif
 
-/// `notifyd`'s state file on disk: read at start, written atomically (temporary file,
-/// `fsync`, `rename`, `fsync` of the directory).
+/// `notifyd`'s state file on disk: read at start, replaced atomically by SystemSupport's
+/// ``SystemSupport/Directory/replaceFile(_:with:mode:)`` (a fresh exclusive temporary name,
+/// `fsync`, `rename`, `fsync` of the directory), mode 0600 in a private directory (0700).
 public struct StateStore: Sendable {
   /// The file.
   public let path: String
+  /// The most records the file may hold: notifyd's `--max-names`, so the reader accepts
+  /// everything its writer may write.
+  public let maximumRecords: Int
 
-  /// Uses `path`.
-  public init(path: String) { self.path = path }
+  /// Uses `path`, holding at most `maximumRecords` records.
+  public init(path: String, maximumRecords: Int = StateFile.maximumRecords) {
+    self.path = path
+    self.maximumRecords = maximumRecords
+  }
 
   /// The default path: `$XDG_STATE_HOME/notifybus/notifyd.state`, else
-  /// `$HOME/.local/state/notifybus/notifyd.state`.
+  /// `~/.local/state/notifybus/notifyd.state`.
   public static var defaultPath: String? {
-    if let state = Environment.value("XDG_STATE_HOME"), state.hasPrefix("/") {
-      return state + "/notifybus/notifyd.state"
-    }
-    if let home = Environment.homeDirectory, home.hasPrefix("/") {
-      return home + "/.local/state/notifybus/notifyd.state"
-    }
-    return nil
+    BaseDirectories().stateHome.map { $0 + "/notifybus/notifyd.state" }
   }
 
   /// What loading found.
@@ -38,92 +39,98 @@ public struct StateStore: Sendable {
     case corrupt(NotifydFileError, movedTo: String)
   }
 
-  /// Reads the file; a corrupt file is renamed to `<path>.corrupt-<seconds>` so it is
-  /// neither used nor overwritten.
+  /// The directory and the file name.
+  private func location() throws(NotifydFileError) -> (directory: String, name: String) {
+    guard path.hasPrefix("/"), let parts = splitFilePath(path) else {
+      throw NotifydFileError(.io, path: path, line: 0, "not an absolute path to a file")
+    }
+    return parts
+  }
+
+  /// The state file's directory, created (mode 0700) when missing; never through a
+  /// symbolic link, and it must be this user's and not writable by others.
+  private func openDirectory(_ path: String) throws(NotifydFileError)
+    -> Directory<FileSystemError>
+  {
+    do {
+      return try Directory.openPrivate(path)
+    } catch {
+      throw failure(error)
+    }
+  }
+
+  private func failure(_ error: FileSystemError) -> NotifydFileError {
+    NotifydFileError(.io, path: path, line: 0, error.description)
+  }
+
+  /// Reads the file.
+  ///
+  /// A corrupt file (bad checksum, bad line, more than ``maximumRecords``
+  /// records) is renamed to `<path>.corrupt-<seconds>`, or `…-<seconds>-2` and so on
+  /// when that name is taken, so it is neither used nor overwritten.
   ///
   /// - Throws: ``NotifydFileError`` with code ``NotifydFileError/Code/io`` when the file
-  ///   exists but cannot be read or moved aside.
+  ///   exists but cannot be read or moved aside, or is not a regular file.
   public func load() throws(NotifydFileError) -> Loaded {
-    let bytes: [UInt8]
-    switch FileBytes.read(path, limit: 64 << 20) {
-    case .success(let read): bytes = read
-    case .failure(let code) where code == .noSuchFileOrDirectory: return .missing
-    case .failure(let code):
-      throw NotifydFileError(.io, path: path, line: 0, "cannot read: \(code)")
+    let (directoryPath, name) = try location()
+    let directory = try openDirectory(directoryPath)
+    var bytes: [UInt8] = []
+    var tooLarge: Int?
+    do throws(FileSystemError) {
+      guard try directory.status(of: name) != nil else { return .missing }
+      let file = try directory.openFile(name, flags: O_RDONLY | O_NONBLOCK)
+      try file.requireRegular(doing: "read the state file")
+      do {
+        bytes = try file.readToEnd(limit: StateFile.maximumSize(records: maximumRecords))
+      } catch {
+        guard case .tooLarge(let limit) = error.problem else { throw error }
+        tooLarge = limit
+      }
+    } catch {
+      throw failure(error)
+    }
+    if let limit = tooLarge {
+      let reason = NotifydFileError(
+        .tooLarge, path: path, line: 0,
+        "larger than \(limit) bytes, the most that \(maximumRecords) names (--max-names) take")
+      return try moveAside(name, in: directory, because: reason)
     }
     do {
-      return .records(try StateFile.parse(bytes, path: path))
+      return .records(try StateFile.parse(bytes, path: path, maximumRecords: maximumRecords))
     } catch {
-      var now = timespec()
-      clock_gettime(CLOCK_REALTIME, &now)
-      let aside = "\(path).corrupt-\(now.tv_sec)"
-      guard rename(path, aside) == 0 else {
-        throw NotifydFileError(
-          .io, path: path, line: 0,
-          "\(error.message); and it cannot be moved aside: \(Errno.current)")
+      return try moveAside(name, in: directory, because: error)
+    }
+  }
+
+  private func moveAside(
+    _ name: String, in directory: borrowing Directory<FileSystemError>,
+    because reason: NotifydFileError
+  ) throws(NotifydFileError) -> Loaded {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    do {
+      guard let aside = try directory.moveAside(name, as: "\(name).corrupt-\(now.tv_sec)") else {
+        return .missing
       }
-      return .corrupt(error, movedTo: aside)
+      return .corrupt(reason, movedTo: directory.childPath(aside))
+    } catch {
+      throw NotifydFileError(
+        .io, path: path, line: 0, "\(reason.reason); and it cannot be moved aside: \(error)")
     }
   }
 
   /// Writes `records` atomically, creating the directory (mode 0700) if needed.
   ///
+  /// This blocks on `fsync`: call it off the concurrency pool.
+  ///
   /// - Throws: ``NotifydFileError`` naming the system call that failed.
   public func save(_ records: [StateRecord]) throws(NotifydFileError) {
-    let directory = Self.directory(of: path)
-    try Self.makeDirectories(directory, path: path)
-    let temporary = "\(path).tmp-\(getpid())"
-    let bytes = StateFile.serialize(records)
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw fail("open \(temporary)") }
-    var offset = 0
-    while offset < bytes.count {
-      let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else {
-        let error = fail("write \(temporary)")
-        close(fd)
-        unlink(temporary)
-        throw error
-      }
-      offset += written
-    }
-    guard fsync(fd) == 0 else {
-      let error = fail("fsync \(temporary)")
-      close(fd)
-      unlink(temporary)
-      throw error
-    }
-    close(fd)
-    guard rename(temporary, path) == 0 else {
-      let error = fail("rename \(temporary)")
-      unlink(temporary)
-      throw error
-    }
-    let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-    if directoryFD >= 0 {
-      _ = fsync(directoryFD)
-      close(directoryFD)
-    }
-  }
-
-  private func fail(_ what: String) -> NotifydFileError {
-    NotifydFileError(.io, path: path, line: 0, "\(what): \(Errno.current)")
-  }
-
-  static func directory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    return slash == path.startIndex ? "/" : String(path[..<slash])
-  }
-
-  static func makeDirectories(_ directory: String, path: String) throws(NotifydFileError) {
-    var current = ""
-    for component in directory.split(separator: "/") {
-      current += "/" + component
-      if mkdir(current, 0o700) != 0 && errno != EEXIST {
-        throw NotifydFileError(
-          .io, path: path, line: 0, "cannot create \(current): \(Errno.current)")
-      }
+    let (directoryPath, name) = try location()
+    let directory = try openDirectory(directoryPath)
+    do {
+      try directory.replaceFile(name, with: StateFile.serialize(records))
+    } catch {
+      throw failure(error)
     }
   }
 }

@@ -22,6 +22,8 @@ public struct NotifydFileError: Error, Hashable, Sendable, CustomStringConvertib
     public static let duplicate = Code(rawValue: "duplicate")
     /// The file passes a size or count limit.
     public static let tooLarge = Code(rawValue: "too-large")
+    /// A state file's checksum line is missing, malformed or does not match.
+    public static let badChecksum = Code(rawValue: "bad-checksum")
     /// A system call failed.
     public static let io = Code(rawValue: "io")
   }

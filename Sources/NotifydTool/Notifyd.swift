@@ -23,7 +23,11 @@ public enum Notifyd {
       Owns org.notifybus.Notify1 on the bus and serves SetState, GetState, Post, \
       RestoreState, ListNames and GetStatistics. Runs in the \
       foreground and exits cleanly on SIGTERM or SIGINT. State \
-      is kept in a state file unless --no-persist is given. On SIGHUP it reads --config \
+      is kept in a state file unless --no-persist is given: mode 0600 in a directory of \
+      this user's (created 0700), replaced atomically, never through a symbolic link, with \
+      a checksum; a corrupt file, or one with more names than --max-names, is moved aside \
+      to PATH.corrupt-SECONDS (never replacing an earlier copy) and notifyd starts empty. \
+      On SIGHUP it reads --config \
       again; when the file cannot be read or parsed, the rules in force stay and the log \
       says why. On SIGUSR1 it writes a status dump to the log (the table's size and its \
       counters), on SIGUSR2 a detailed one that adds every access rule and name, and goes \
@@ -216,11 +220,14 @@ public enum Notifyd {
         store = nil
         passOn.append("--no-persist")
       } else if let path = arguments.value("--state-file") {
+        guard !path.isEmpty else {
+          throw CommandLineError.validation("--state-file: the path is empty.")
+        }
         let absolute = Self.absolute(path)
-        store = StateStore(path: absolute)
+        store = StateStore(path: absolute, maximumRecords: capacity)
         passOn += ["--state-file", absolute]
       } else if let path = StateStore.defaultPath {
-        store = StateStore(path: path)
+        store = StateStore(path: path, maximumRecords: capacity)
       } else {
         throw CommandLineError.validation(
           "no state file: HOME and XDG_STATE_HOME are unset; give --state-file or --no-persist.")
@@ -235,13 +242,7 @@ public enum Notifyd {
       }
     }
 
-    static func absolute(_ path: String) -> String {
-      if path.hasPrefix("/") { return path }
-      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      guard getcwd(&buffer, buffer.count) != nil else { return path }
-      let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-      return String(decoding: bytes, as: UTF8.self) + "/" + path
-    }
+    static func absolute(_ path: String) -> String { absolutePath(path) }
   }
 }
 

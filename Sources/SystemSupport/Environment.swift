@@ -26,11 +26,4 @@ package enum Environment {
     }
     return result
   }
-
-  /// The home directory: `$HOME`, else the password database's entry for this user.
-  package static var homeDirectory: String? {
-    if let home = value("HOME") { return home }
-    guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return nil }
-    return String(cString: dir)
-  }
 }

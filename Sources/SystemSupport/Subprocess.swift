@@ -145,7 +145,7 @@ package final class Subprocess {
   /// Sends `signal` to the child, unless it has already been reaped.
   package func kill(_ signal: CInt = SIGKILL) {
     guard termination == nil else { return }
-    _ = Glibc.kill(pid, signal)
+    _ = systemKill(pid, signal)
   }
 
   /// Waits for the child to end and reaps it.
@@ -234,7 +234,7 @@ package final class Subprocess {
     let ready = poll(&entry, 1, CInt(clamping: milliseconds))
     guard ready > 0 else { return ready < 0 && errno == EINTR }
     var chunk = [UInt8](repeating: 0, count: 4096)
-    let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+    let count = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress, $0.count) }
     guard count > 0 else { return count < 0 && errno == EINTR }
     buffer.append(contentsOf: chunk[..<count])
     return true

@@ -64,13 +64,33 @@ struct EmbeddedBusTests {
     #expect(info.st_mode & 0o777 == 0o700)
   }
 
+  /// Under umask 000 and 022, every file the embedded bus start leaves is 0600 (bus.pid
+  /// included, which dbus-daemon writes) in a 0700 directory.
+  @Test(arguments: [0o000, 0o022] as [mode_t])
+  func itsFilesArePrivateUnderAnyUmask(_ mask: mode_t) throws {
+    let runtime = try makeRuntimeDirectory()
+    defer { stopDaemon(in: runtime) }
+    let result = try Products.run(
+      "dbus-test-peer", ["resolve"], environment: environment(runtime), umask: mask)
+    #expect(result.status == 0, "\(result)")
+    let directory = runtime + "/notifybus"
+    var info = stat()
+    #expect(lstat(directory, &info) == 0)
+    #expect(info.st_mode & 0o7777 == 0o700)
+    for name in ["bus.pid", "bus.conf", "bus.lock", "bus.log"] {
+      #expect(lstat(directory + "/" + name, &info) == 0, "\(name)")
+      #expect(
+        info.st_mode & 0o7777 == 0o600, "\(name) is \(String(info.st_mode & 0o7777, radix: 8))")
+    }
+  }
+
   @Test func aSymlinkedDirectoryIsRefused() throws {
     let runtime = try makeRuntimeDirectory()
     defer { stopDaemon(in: runtime) }
     symlink("/tmp", runtime + "/notifybus")
     let result = try Products.run("dbus-test-peer", ["resolve"], environment: environment(runtime))
     #expect(result.status == 1)
-    #expect(result.error.contains("is not a directory (a symbolic link is refused)"), "\(result)")
+    #expect(result.error.contains("is a symbolic link, which is never followed"), "\(result)")
   }
 
   @Test func aMissingDaemonProgramIsNamed() throws {

@@ -52,7 +52,19 @@ struct ReadmeSnippetTests {
   /// Where the built modules and the C module maps they need are.
   static func moduleFlags() async throws -> [String] {
     var flags = ["-I", Products.directory + "/Modules"]
-    flags += ["-Xcc", "-fmodule-map-file=\(root)/Sources/CDBus/module.modulemap"]
+    // Every C module the Swift modules import: system libraries' module maps in Sources,
+    // and those SwiftPM writes for C targets into the build directory.
+    let maps = try await Products.runCommandAsync(
+      "sh",
+      [
+        "-c", "ls \"$1\"/Sources/*/module.modulemap \"$2\"/*.build/module.modulemap 2>/dev/null",
+        "sh", root, Products.directory,
+      ]
+    ).output
+    for map in maps.split(separator: "\n") {
+      let directory = map.split(separator: "/").dropLast().map { "/" + $0 }.joined()
+      flags += ["-Xcc", "-fmodule-map-file=\(map)", "-Xcc", "-I\(directory)"]
+    }
     let cflags = try await Products.runCommandAsync("pkg-config", ["--cflags", "dbus-1"]).output
     for flag in cflags.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
       flags += ["-Xcc", String(flag)]

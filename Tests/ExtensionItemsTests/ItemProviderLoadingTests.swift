@@ -2,6 +2,10 @@ import ExtensionItems
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 struct ItemProviderLoadingTests {
   private func makeDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -31,6 +35,25 @@ struct ItemProviderLoadingTests {
     let file = try provider.loadFile(for: .text, temporaryDirectory: directory)
     #expect(file.lastPathComponent == "link.txt")
     #expect(try String(contentsOf: file, encoding: .utf8) == " https://swift.org/blog \n")
+  }
+
+  /// A FIFO behind a file reference is refused, not read without end; a loaded file is
+  /// 0600 in a new 0700 directory.
+  @Test func aFIFOIsRefusedAndLoadedFilesArePrivate() throws {
+    let directory = try makeDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let fifo = directory.appendingPathComponent("pipe.txt").path
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let error = #expect(throws: ItemProviderError.self) {
+      _ = try ItemProvider(fileAtPath: fifo).loadData(for: .plainText)
+    }
+    #expect("\(String(describing: error))".contains("it is a FIFO (named pipe)"))
+    let file = try ItemProvider(text: "x").loadFile(for: .text, temporaryDirectory: directory)
+    let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+    #expect(attributes[.posixPermissions] as? Int == 0o600)
+    let parent = try FileManager.default.attributesOfItem(
+      atPath: file.deletingLastPathComponent().path)
+    #expect(parent[.posixPermissions] as? Int == 0o700)
   }
 
   @Test func fileReferencesResolveAgainstTheBaseDirectory() throws {

@@ -54,11 +54,15 @@ final class HandoffFixture {
       captureOutput: true, captureError: true)
   }
 
-  /// Runs a product to completion (killed after `timeout` seconds).
-  func run(_ product: String, _ arguments: [String], timeout: Int = 60) throws -> Products.Result {
+  /// Runs a product to completion (killed after `timeout` seconds), under `umask` when
+  /// given.
+  func run(
+    _ product: String, _ arguments: [String], timeout: Int = 60, umask: mode_t? = nil
+  ) throws -> Products.Result {
     var environment = self.environment
     environment["DBUS_SESSION_BUS_ADDRESS"] = ""
-    return try Products.run(product, arguments, environment: environment, timeout: timeout)
+    return try Products.run(
+      product, arguments, environment: environment, timeout: timeout, umask: umask)
   }
 
   /// The reading list, through `readlater list --json`.

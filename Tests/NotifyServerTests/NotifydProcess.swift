@@ -14,10 +14,11 @@ final class NotifydProcess {
   let logPath: String
   private static let counter = Atomic<Int>(0)
 
-  /// Starts `notifyd --bus <bus> <arguments>` and waits until it owns its name.
+  /// Starts `notifyd --bus <bus> <arguments>` (under `umask` when given) and waits until
+  /// it owns its name.
   init(
     bus: PrivateBus, _ arguments: [String], environment: [String: String] = [:],
-    waitForName: Bool = true
+    waitForName: Bool = true, umask: mode_t? = nil
   ) async throws {
     let number = Self.counter.add(1, ordering: .relaxed).newValue
     logPath = bus.directory + "/notifyd-\(number).log"
@@ -25,9 +26,10 @@ final class NotifydProcess {
     merged["HOME"] = bus.directory
     merged["XDG_STATE_HOME"] = nil
     for (key, value) in environment { merged[key] = value }
+    let (program, words) = Products.underUmask(
+      umask, Products.path("notifyd"), ["--bus", bus.address.rawValue] + arguments)
     process = try Subprocess.spawn(
-      Products.path("notifyd"), arguments: ["--bus", bus.address.rawValue] + arguments,
-      environment: merged, captureOutput: false, errorFile: logPath)
+      program, arguments: words, environment: merged, captureOutput: false, errorFile: logPath)
     if waitForName { try await Self.waitForOwner(bus) }
   }
 

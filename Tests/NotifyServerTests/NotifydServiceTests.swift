@@ -186,7 +186,7 @@ struct NotifydServiceTests {
     #expect(first.terminate() == .exited(0))
     #expect(first.log.contains("stopping on SIGTERM"))
     let text = try #require(readFile(statePath))
-    #expect(text.hasPrefix("notifyd-state 1\ngroup.example.kept 42 "), "\(text)")
+    #expect(text.hasPrefix("notifyd-state 2\ngroup.example.kept 42 "), "\(text)")
     #expect(text.contains("\nodd%20name%25 7 "))
     try await NotifydProcess.waitForOwner(bus, present: false)
     let second = try await NotifydProcess(bus: bus, ["--state-file", statePath])

@@ -9,12 +9,23 @@ struct StateFileTests {
       StateRecord(name: "group.example.count", state: 42, setTimeNanoseconds: 1_764_428_400),
     ]
     let bytes = StateFile.serialize(records)
+    let body =
+      "notifyd-state 2\na%20b%25c%0Ad%7Fé 18446744073709551615 0\n"
+      + "group.example.count 42 1764428400\nz.last 1 2\n"
     #expect(
       String(decoding: bytes, as: UTF8.self)
-        == "notifyd-state 1\na%20b%25c%0Ad%7Fé 18446744073709551615 0\n"
-        + "group.example.count 42 1764428400\nz.last 1 2\n")
+        == body + "checksum \(StateFile.hex(StateFile.checksum(Array(body.utf8)[...])))\n")
     let parsed = try StateFile.parse(bytes, path: "/s")
     #expect(Set(parsed) == Set(records))
+  }
+
+  /// The example in Protocol/notifyd.md, checksum included, is what notifyd writes.
+  @Test func theProtocolExampleIsAValidFile() throws {
+    let text =
+      "notifyd-state 2\ngroup.example.count 42 1764428400000000000\n"
+      + "odd%20name%25 7 1764428400000000001\nchecksum 0745a6f2629deec5\n"
+    let records = try StateFile.parse(Array(text.utf8), path: "/s")
+    #expect(String(decoding: StateFile.serialize(records), as: UTF8.self) == text)
   }
 
   @Test func acceptsCommentsBlankLinesAndLowerCaseEscapes() throws {
@@ -27,7 +38,11 @@ struct StateFileTests {
   /// Each malformed file fails with its code, on its line, with a message naming the file.
   @Test(arguments: [
     ("", NotifydFileError.Code.badHeader, 1),
-    ("notifyd-state 2\n", .badHeader, 1),
+    ("notifyd-state 3\n", .badHeader, 1),
+    ("notifyd-state 2\n", .badChecksum, 1),
+    ("notifyd-state 2\na 1 2\n", .badChecksum, 2),
+    ("notifyd-state 2\nchecksum 0000000000000000\n", .badChecksum, 2),
+    ("notifyd-state 2\nchecksum +00000000000000\n", .badChecksum, 2),
     ("notifyd-state 1\na 1\n", .badLine, 2),
     ("notifyd-state 1\na 1 2 3\n", .badLine, 2),
     ("notifyd-state 1\na  1 2\n", .badLine, 2),

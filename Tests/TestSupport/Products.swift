@@ -47,22 +47,27 @@ package enum Products {
 
   /// Runs the executable `name` and waits for it, killing it with `SIGKILL` after
   /// `timeout` seconds.
+  ///
+  /// - Parameter umask: The file mode creation mask to run it under (through `sh`), or
+  ///   `nil` for this process's.
   package static func run(
     _ name: String, _ arguments: [String], environment: [String: String] = [:],
-    timeout: Int = 20
+    timeout: Int = 20, umask: UInt32? = nil
   ) throws -> Result {
-    try runCommand(path(name), arguments, environment: environment, timeout: timeout)
+    try runCommand(
+      path(name), arguments, environment: environment, timeout: timeout, umask: umask)
   }
 
-  /// Runs any command, as ``run(_:_:environment:timeout:)`` does.
+  /// Runs any command, as ``run(_:_:environment:timeout:umask:)`` does.
   package static func runCommand(
     _ command: String, _ arguments: [String], environment: [String: String] = [:],
-    timeout: Int = 20
+    timeout: Int = 20, umask: UInt32? = nil
   ) throws -> Result {
     var merged = currentEnvironment()
     for (key, value) in environment { merged[key] = value }
+    let (program, words) = underUmask(umask, command, arguments)
     let process = try Subprocess.spawn(
-      command, arguments: arguments, environment: merged, captureOutput: true, captureError: true)
+      program, arguments: words, environment: merged, captureOutput: true, captureError: true)
     let (output, error) = process.readToEnd(milliseconds: timeout * 1000)
     var termination = process.wait(milliseconds: 1000)
     if termination == nil {
@@ -71,6 +76,15 @@ package enum Products {
       termination = nil
     }
     return Result(termination: termination, output: output, error: error)
+  }
+
+  /// The program and arguments that run `command` under `mask`: `sh -c 'umask …; exec …'`.
+  package static func underUmask(_ mask: UInt32?, _ command: String, _ arguments: [String])
+    -> (program: String, arguments: [String])
+  {
+    guard let mask else { return (command, arguments) }
+    let script = "umask \(String(mask, radix: 8)) && exec \"$0\" \"$@\""
+    return ("/bin/sh", ["-c", script, command] + arguments)
   }
 
   /// This process's environment as a dictionary.

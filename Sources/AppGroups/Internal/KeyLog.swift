@@ -1,4 +1,10 @@
-import Glibc
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// A bounded set of keys persisted as an append-only ``KeyLogFormat`` file.
 ///
@@ -73,10 +79,7 @@ struct KeyLog: ~Copyable {
     let status = try file.status()
     identity = (status.st_dev, status.st_ino)
     if repair && offset < Int(status.st_size) {
-      let (result, code) = FileDescriptor.retrying { ftruncate(file.rawValue, off_t(offset)) }
-      guard result == 0 else {
-        throw .syscall("ftruncate", errno: code, path: path, doing: "repair the key log")
-      }
+      try file.truncate(to: Int64(offset))
     }
   }
 
@@ -125,13 +128,10 @@ struct KeyLog: ~Copyable {
     let kept = Array(keys.suffix(capacity))
     var bytes = KeyLogFormat.header()
     for key in kept { bytes += KeyLogFormat.record(key) }
-    let temporary = ".\(fileName).\(getpid()).tmp"
-    let file = try directory.openFile(temporary, flags: O_WRONLY | O_TRUNC, create: true)
-    try file.writeAll(bytes)
-    try file.syncData()
-    try directory.rename(temporary, to: directory, as: fileName)
-    try directory.sync()
-    let status = try file.status()
+    try directory.replaceFile(fileName) { (file) throws(ContainerError) in
+      try file.writeAll(bytes)
+    }
+    guard let status = try directory.status(of: fileName) else { return }
     keys = kept
     members = Set(kept)
     identity = (status.st_dev, status.st_ino)

@@ -1,5 +1,6 @@
 public import Foundation
 import PropertyLists
+import SystemSupport
 
 /// The extension part of an `Info.plist`: where an extension plugs in and what it accepts.
 ///
@@ -93,15 +94,22 @@ public struct ExtensionManifest: Hashable, Sendable {
     return first == UInt8(ascii: "<")
   }
 
-  /// Reads a manifest file.
+  /// Reads a manifest file of at most ``maximumSize`` bytes.
+  ///
+  /// A FIFO, a device or a directory is refused with an error that says what it is.
   public init(contentsOf url: URL) throws(ExtensionManifestError) {
-    let data: Data
+    let bytes: [UInt8]
     do {
-      data = try Data(contentsOf: url)
+      bytes = try FileDescriptor<FileSystemError>.readRegularFile(
+        url.path, limit: Self.maximumSize)
     } catch {
-      throw ExtensionManifestError(.unreadable, keyPath: "", "cannot read \(url.path): \(error)")
+      if case .tooLarge = error.problem {
+        throw ExtensionManifestError(
+          .tooLarge, keyPath: "", "\(url.path) is larger than \(Self.maximumSize) bytes")
+      }
+      throw ExtensionManifestError(.unreadable, keyPath: "", "\(error)")
     }
-    try self.init(propertyList: data)
+    try self.init(propertyList: Data(bytes))
   }
 
   /// Reads the key/value lines of an `Info.plist` dictionary body, such as the

@@ -1,4 +1,5 @@
 public import Foundation
+import SystemSupport
 
 extension ItemProvider {
   /// Loads the first representation conforming to `type` as bytes
@@ -99,12 +100,10 @@ extension ItemProvider {
     let destination = temporaryDirectory.appendingPathComponent(
       UUID().uuidString, isDirectory: true)
     do {
-      try FileManager.default.createDirectory(
-        at: destination, withIntermediateDirectories: true,
-        attributes: [.posixPermissions: 0o700])
-      let file = destination.appendingPathComponent(name, isDirectory: false)
-      try bytes.write(to: file, options: [.withoutOverwriting])
-      return file
+      // A new private directory (0700, no link followed) holding one 0600 file.
+      let directory = try Directory<FileSystemError>.openPrivate(destination.path)
+      try directory.replaceFile(name, with: Array(bytes))
+      return URL(fileURLWithPath: directory.childPath(name), isDirectory: false)
     } catch {
       throw ItemProviderError(
         .unknown, "could not write \(type) to \(destination.path): \(error)")
@@ -143,14 +142,20 @@ extension ItemProvider {
     return baseDirectory!.appendingPathComponent(path, isDirectory: false)
   }
 
+  /// The most bytes ``loadData(for:baseDirectory:registry:)`` reads from a file: the
+  /// spool's default quota.
+  public static let maximumFileSize = 4 << 30
+
   private static func readFile(_ url: URL, type: UniformType) throws(ItemProviderError) -> Data {
     do {
-      return try Data(contentsOf: url)
+      // A FIFO or a device is refused rather than read without end.
+      return Data(
+        try FileDescriptor<FileSystemError>.readRegularFile(url.path, limit: maximumFileSize))
     } catch {
-      guard FileManager.default.fileExists(atPath: url.path) else {
+      if error.errno == .noSuchFileOrDirectory {
         throw ItemProviderError(.itemUnavailable, "the file for \(type) is missing: \(url.path)")
       }
-      throw ItemProviderError(.unknown, "could not read \(url.path) for \(type): \(error)")
+      throw ItemProviderError(.unknown, "could not read the file for \(type): \(error)")
     }
   }
 

@@ -35,23 +35,20 @@ extension CommandDescription {
       lines += subcommand.descriptionLines(heading: nil)
       lines += subcommand.optionLines(heading: ".SS")
     }
-    if !environment.isEmpty {
-      lines.append(".SH ENVIRONMENT")
-      for entry in environment {
-        lines += [".TP", ".B \(Self.roff(entry.term))"] + Self.roffParagraph(entry.meaning)
+    /// A section of tagged paragraphs: each term, set by `tag`, then its meaning.
+    func tagged(
+      _ title: String, _ entries: [(term: String, meaning: String)], tag: (String) -> String
+    ) {
+      guard !entries.isEmpty else { return }
+      lines.append(".SH \(title)")
+      for entry in entries {
+        lines += [".TP", tag(Self.roff(entry.term))] + Self.roffParagraph(entry.meaning)
       }
     }
-    if !files.isEmpty {
-      lines.append(".SH FILES")
-      for entry in files {
-        lines += [".TP", #"\fI"# + Self.roff(entry.term) + #"\fR"#]
-        lines += Self.roffParagraph(entry.meaning)
-      }
-    }
-    lines.append(".SH EXIT STATUS")
-    for status in allExitStatuses {
-      lines += [".TP", ".B \(status.code)"] + Self.roffParagraph(status.meaning)
-    }
+    let bold = { ".B " + $0 }
+    tagged("ENVIRONMENT", environment.map { ($0.term, $0.meaning) }, tag: bold)
+    tagged("FILES", files.map { ($0.term, $0.meaning) }) { #"\fI"# + $0 + #"\fR"# }
+    tagged("EXIT STATUS", allExitStatuses.map { ("\($0.code)", $0.meaning) }, tag: bold)
     if !examples.isEmpty {
       lines.append(".SH EXAMPLES")
       for entry in examples {

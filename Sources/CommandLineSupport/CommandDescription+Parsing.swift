@@ -151,7 +151,7 @@ extension CommandDescription {
       }
       occurrences.append(
         .init(
-          of: options, at: number, spelling: token, value: values.first,
+          options: options, index: number, spelling: token, value: values.first,
           additionalValues: Array(values.dropFirst())))
     }
     return try arguments(occurrences, positionals, commandLineIsEmpty: tokens.isEmpty)
@@ -181,7 +181,7 @@ extension CommandDescription {
       let option = options[number]
       guard option.takesValue else {
         if let inline { throw .unexpectedValue(inline, for: spelling) }
-        occurrences.append(.init(of: options, at: number, spelling: spelling, value: nil))
+        occurrences.append(.init(options: options, index: number, spelling: spelling, value: nil))
         return
       }
       let value: String
@@ -199,7 +199,7 @@ extension CommandDescription {
           error: ValueConversionError("not one of the choices", choices: option.choices))
       }
       occurrences.append(
-        .init(of: options, at: number, spelling: spelling, value: value))
+        .init(options: options, index: number, spelling: spelling, value: value))
     }
 
     while index < tokens.endIndex {

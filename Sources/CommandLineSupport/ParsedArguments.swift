@@ -26,18 +26,7 @@ public struct ParsedArguments: Hashable, Sendable {
     /// The values after the first, for an option with
     /// ``OptionDescription/additionalValueNames`` (kept apart so the common case allocates
     /// nothing).
-    public var additionalValues: [String]
-
-    init(
-      of options: [OptionDescription], at index: Int, spelling: String, value: String?,
-      additionalValues: [String] = []
-    ) {
-      self.options = options
-      self.index = index
-      self.spelling = spelling
-      self.value = value
-      self.additionalValues = additionalValues
-    }
+    public var additionalValues: [String] = []
 
     /// The option's description.
     public var option: OptionDescription { options[index] }

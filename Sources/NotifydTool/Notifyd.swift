@@ -97,7 +97,7 @@ public enum Notifyd {
       .init(
         "$XDG_STATE_HOME/notifybus/notifyd.state",
         "The state file, written on SIGTERM and SIGINT and read at start; a corrupt one is "
-          + "moved aside to notifyd.state.corrupt-SECONDS."),
+          + "moved aside to notifyd.state.corrupt-SECONDS (-SECONDS-2 and so on when that exists)."),
       .init(
         "$XDG_DATA_HOME/notifybus/dbus-1/services/org.notifybus.Notify1.service",
         "The D-Bus service file --install-service writes for the embedded bus."),

@@ -162,7 +162,7 @@ struct ToolDocumentationTests {
   ///
   /// The tool's script is installed as `_<tool>` on `fpath`, as a package installs it, and
   /// the matches offered are recorded from each `compadd` call. Each step waits for a marker
-  /// the shell prints after it, so no sleep is needed.
+  /// the shell prints after it, and the completion step for its matches to be recorded.
   static let zshDriver = #"""
     zmodload zsh/zpty
     hits=$1 dir=$2 line=$3
@@ -176,7 +176,10 @@ struct ToolDocumentationTests {
     zpty z zsh -f -i
     step "PROMPT= ; fpath=(${(q)dir} \$fpath); autoload -Uz compinit; compinit -u -D"
     step "compadd () { builtin compadd -O __hits \"\$@\"; (( \$#__hits )) && print -rl -- \$__hits >> ${(q)hits}; builtin compadd \"\$@\" }"
-    step "$line"$'\t\x15'
+    zpty -w z "$line"$'\t'
+    # The completion records its matches; wait for them (bounded) before clearing the line.
+    for i in {1..300}; do [[ -s $hits ]] && break; sleep 0.1; done
+    step $'\x15'
     zpty -d z
     """#
 

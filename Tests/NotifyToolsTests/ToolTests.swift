@@ -26,49 +26,60 @@ struct ToolTests {
       captureError: true)
   }
 
+  // The tests are synchronous and block their own thread: an asynchronous test could not
+  // resume while other suites' blocking tests hold every thread of the concurrency pool (two
+  // on a two-core machine), and its watchers would time out meanwhile.
+
+  /// Reads a child's output to its end and waits for it to exit.
+  func finish(_ process: Subprocess, milliseconds: Int = 10_000) -> (
+    output: String, error: String, termination: Subprocess.Termination
+  ) {
+    let (output, error) = process.readToEnd(milliseconds: milliseconds)
+    return (output, error, process.wait())
+  }
+
   /// Waits until the bus has a match rule from someone other than the bus itself, so a
   /// watcher started in the background is ready.
-  func waitForWatchers(_ count: Int = 1) async throws {
-    let connection = try await BusConnection.connect(to: .address(bus.address))
-    defer { Task { await connection.close() } }
+  func waitForWatchers(_ count: Int = 1) throws {
+    let connection = try OneShotConnection(to: .address(bus.address))
     // Generous: a loaded machine can take many seconds to start a debug build.
     let deadline = ContinuousClock.now + .seconds(60)
     while ContinuousClock.now < deadline {
-      let reply = try await connection.call(
+      let reply = try connection.call(
         .methodCall(
           destination: .bus, path: "/org/freedesktop/DBus",
           interface: "org.freedesktop.DBus.Debug.Stats", member: "GetStats"))
       let stats = reply.body.first?.stringDictionary ?? [:]
       if Int(stats["MatchRules"]?.uint64Value ?? 0) >= count { return }
-      try await Task.sleep(for: .milliseconds(20))
+      usleep(20_000)
     }
     Issue.record("fewer than \(count) match rules after 60 s: the watchers did not start")
   }
 
-  @Test func postReachesWatchAndWatchExitsAfterCount() async throws {
+  @Test func postReachesWatchAndWatchExitsAfterCount() throws {
     let watch = try start(
       "notify-watch",
       ["--count", "2", "--timeout", "20", "group.example.saved", "--prefix", "group.other"])
-    try await waitForWatchers(2)
+    try waitForWatchers(2)
     let post = try Products.run(
       "notify-post", ["group.example.saved", "group.other.thing"], environment: environment)
     #expect(post.status == 0, "\(post)")
     #expect(post.output.isEmpty && post.error.isEmpty)
-    let (output, error) = watch.readToEnd(milliseconds: 10_000)
-    #expect(watch.wait() == .exited(0), "\(error)")
+    let (output, error, termination) = finish(watch)
+    #expect(termination == .exited(0), "\(error)")
     #expect(output == "group.example.saved\ngroup.other.thing\n")
   }
 
-  @Test func watchPrintsJSONAndVerbose() async throws {
+  @Test func watchPrintsJSONAndVerbose() throws {
     let json = try start("notify-watch", ["--json", "--count", "1", "--timeout", "20", "a.b"])
     let verbose = try start("notify-watch", ["-v", "--count", "1", "--timeout", "20", "a.b"])
-    try await waitForWatchers(2)
+    try waitForWatchers(2)
     _ = try Products.run("notify-post", ["a.b"], environment: environment)
-    let jsonLine = json.readToEnd(milliseconds: 10_000).output
+    let jsonLine = finish(json).output
     #expect(jsonLine.hasPrefix("{\"name\":\"a.b\",\"time\":"), "\(jsonLine)")
     #expect(jsonLine.contains("\"sequence\":1,\"resynchronization\":false}\n"))
     #expect(jsonLine.contains("\"sender\":\":1."))
-    let verboseLine = verbose.readToEnd(milliseconds: 10_000).output
+    let verboseLine = finish(verbose).output
     // [token] sec.mmm name state type; no notifyd, so the state is a failure code.
     let fields = verboseLine.split(separator: " ")
     #expect(fields.first?.hasPrefix("[") == true, "\(verboseLine)")
@@ -160,17 +171,17 @@ struct ToolTests {
   }
 
   /// Issue 17 item 6: `postCount` counts this watcher's posts from 1.
-  @Test func watchJSONCountsPostsFromOne() async throws {
+  @Test func watchJSONCountsPostsFromOne() throws {
     let json = try start("notify-watch", ["--json", "--count", "1", "--timeout", "20", "c.d"])
-    try await waitForWatchers()
+    try waitForWatchers()
     _ = try Products.run("notify-post", ["c.d"], environment: environment)
-    let line = json.readToEnd(milliseconds: 10_000).output
+    let line = finish(json).output
     #expect(line.contains("\"postCount\":1,"), "\(line)")
   }
 
   /// Issue 17 item 7: on an explicit --bus that goes away, notify-watch says so, keeps
   /// running, reconnects when the bus is back and says that too, as its manual page says.
-  @Test func watchOnAnExplicitBusLogsTheLossAndTheReconnect() async throws {
+  @Test func watchOnAnExplicitBusLogsTheLossAndTheReconnect() throws {
     let log = bus.directory + "/watch.log"
     var merged = Products.currentEnvironment()
     merged["DBUS_SESSION_BUS_ADDRESS"] = ""
@@ -182,23 +193,23 @@ struct ToolTests {
       watch.kill()
       watch.wait()
     }
-    try await waitForWatchers()
-    func waitForLog(_ text: String) async throws -> String {
+    try waitForWatchers()
+    func waitForLog(_ text: String) throws -> String {
       let deadline = ContinuousClock.now + .seconds(20)
       var contents = ""
       while ContinuousClock.now < deadline {
         contents = try Products.runCommand("cat", [log]).output
         if contents.contains(text) { break }
-        try await Task.sleep(for: .milliseconds(50))
+        usleep(50_000)
       }
       return contents
     }
     bus.kill()
-    let lost = try await waitForLog("notify-watch: lost the bus at \(bus.address.rawValue)")
+    let lost = try waitForLog("notify-watch: lost the bus at \(bus.address.rawValue)")
     #expect(lost.contains("lost the bus"), "\(lost)")
     #expect(watch.wait(milliseconds: 0) == nil, "notify-watch exited when the bus went away")
     try bus.start()
-    let back = try await waitForLog("notify-watch: reconnected to")
+    let back = try waitForLog("notify-watch: reconnected to")
     #expect(back.contains("reconnected to \(bus.address.rawValue)"), "\(back)")
     // The resynchronization delivery.
     #expect(watch.readLine(milliseconds: 10_000) == "e.f")
@@ -209,7 +220,7 @@ struct ToolTests {
   @Test(arguments: [
     ["notify-watch", "--count", "1", "g.h"], ["notifyutil", "-1", "g.h"],
   ])
-  func closedPipeWithSIGPIPEIgnoredIsReported(_ command: [String]) async throws {
+  func closedPipeWithSIGPIPEIgnoredIsReported(_ command: [String]) throws {
     let status = bus.directory + "/\(command[0]).status"
     let error = bus.directory + "/\(command[0]).err"
     let quoted = command.dropFirst().map { "'\($0)'" }.joined(separator: " ")
@@ -219,10 +230,9 @@ struct ToolTests {
     var merged = Products.currentEnvironment()
     for (key, value) in environment { merged[key] = value }
     let shell = try Subprocess.spawn("/bin/sh", arguments: ["-c", script], environment: merged)
-    try await waitForWatchers()
+    try waitForWatchers()
     _ = try Products.run("notify-post", ["g.h"], environment: environment)
-    _ = shell.readToEnd(milliseconds: 10_000)
-    #expect(shell.wait() == .exited(0))
+    #expect(finish(shell).termination == .exited(0))
     #expect(try Products.runCommand("cat", [status]).output == "1\n")
     #expect(
       try Products.runCommand("cat", [error]).output
@@ -284,27 +294,27 @@ struct ToolTests {
     }
   }
 
-  @Test func notifyutilWatchesPostsAndReportsState() async throws {
+  @Test func notifyutilWatchesPostsAndReportsState() throws {
     let watcher = try start(
       "notifyutil", ["-1", "group.example.saved", "-file", "-2", "f.x", "-check", "-1", "c.x"])
-    try await waitForWatchers(3)
+    try waitForWatchers(3)
     let poster = try Products.run(
       "notifyutil",
       ["-z", "0", "-p", "group.example.saved", "-p", "f.x", "-p", "c.x", "-p", "f.x", "-g", "c.x"],
       environment: environment)
     #expect(poster.status == 0, "\(poster)")
     #expect(poster.output == "c.x: Failed with code 9\n", "no notifyd yet")
-    let (output, error) = watcher.readToEnd(milliseconds: 10_000)
-    #expect(watcher.wait() == .exited(0), "\(error)")
+    let (output, error, termination) = finish(watcher)
+    #expect(termination == .exited(0), "\(error)")
     #expect(output.split(separator: "\n").sorted() == ["c.x", "f.x", "f.x", "group.example.saved"])
   }
 
-  @Test func notifyutilSignalModeReportsTheSignal() async throws {
+  @Test func notifyutilSignalModeReportsTheSignal() throws {
     let watcher = try start("notifyutil", ["-signal", "10", "-1", "s.x"])
-    try await waitForWatchers(1)
+    try waitForWatchers(1)
     _ = try Products.run("notifyutil", ["-z", "0", "-p", "s.x"], environment: environment)
-    let (output, error) = watcher.readToEnd(milliseconds: 10_000)
-    #expect(watcher.wait() == .exited(0), "\(error)")
+    let (output, error, termination) = finish(watcher)
+    #expect(termination == .exited(0), "\(error)")
     #expect(output == "SIGNAL 10\ns.x\n")
   }
 

@@ -53,14 +53,16 @@ let package = Package(
     .library(name: "Notify", targets: ["Notify"]),
     .library(name: "Handoff", targets: ["Handoff"]),
     .library(name: "NotifyServer", targets: ["NotifyServer"]),
-    /// Darwin's notify(3) C API: libnotifybus.so (soname libnotifybus.so.1), notify.h.
-    .library(name: "notifybus", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
     .executable(name: "notify-watch", targets: ["notify-watch"]),
     .executable(name: "notifyutil", targets: ["notifyutil"]),
+    .executable(name: "notifybus", targets: ["notifybus"]),
     .executable(name: "share-extension", targets: ["share-extension"]),
     .executable(name: "readlater", targets: ["readlater"]),
     .executable(name: "notifyd", targets: ["notifyd"]),
+    /// Darwin's notify(3) C API: built as libnotifybus-c.so (the `notifybus` command has the
+    /// plain name), installed as libnotifybus.so.1 (its soname), notify.h.
+    .library(name: "notifybus-c", type: .dynamic, targets: ["NotifyCAPI", "NotifyCAPILinkage"]),
   ],
   targets: [
     // MARK: - C system libraries
@@ -108,7 +110,7 @@ let package = Package(
     .target(name: "NotifyServerFiles"),
     /// Retains and releases a C caller's dispatch queue for NotifyCAPI, which Swift cannot.
     .target(name: "CNotifyDispatch"),
-    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus` product only.
+    /// The soname and symbol versions of libnotifybus.so.1, for the `notifybus-c` product only.
     .target(
       name: "NotifyCAPILinkage",
       linkerSettings: [
@@ -200,7 +202,7 @@ let package = Package(
       name: "NotifyTools",
       dependencies: ["NotifyToolsCore", "Notify", "DBus", "CommandLineSupport"]),
     /// The notify(3) C functions of `notify.h` and `notify_private.h` over Notify, with C
-    /// linkage; the `notifybus` product makes it libnotifybus.so.1 (Protocol/c-api.md).
+    /// linkage; the `notifybus-c` product makes it libnotifybus.so.1 (Protocol/c-api.md).
     .target(
       name: "NotifyCAPI",
       dependencies: ["Notify", "CNotifyDispatch", "SystemSupport"],
@@ -245,6 +247,8 @@ let package = Package(
     .executableTarget(name: "notify-watch", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyutil -p NAME -w NAME ...`: Darwin's notifyutil, command for command.
     .executableTarget(name: "notifyutil", dependencies: ["NotifyTools", "CommandLineSupport"]),
+    /// `notifybus env|status|names|interface|stop`: the bus the tools use, and notifyd on it.
+    .executableTarget(name: "notifybus", dependencies: ["NotifyTools", "CommandLineSupport"]),
     /// `notifyd`: owns org.notifybus.Notify1 and keeps state; started by D-Bus activation.
     .executableTarget(name: "notifyd", dependencies: ["NotifydTool", "CommandLineSupport"]),
 
@@ -390,7 +394,7 @@ let package = Package(
       dependencies: [
         "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport",
         "BusTestSupport",
-        "SystemSupport", "notifyd", "notifyutil",
+        "SystemSupport", "notifyd", "notifyutil", "notifybus",
       ]
     ),
     .testTarget(
@@ -409,6 +413,13 @@ let package = Package(
         // test bundle. `swift build --build-tests` builds it, as every product.
         "notify-watch", "notifyutil",
       ]
+    ),
+    /// The Debian package and Scripts/install, extracted and run (Scripts/package builds them).
+    .testTarget(name: "PackageTests", dependencies: ["DBus", "BusTestSupport", "SystemSupport"]),
+    /// README.md's Swift snippets, compiled against the built modules.
+    .testTarget(
+      name: "DocumentationTests",
+      dependencies: ["Handoff", "DBus", "Notify", "TestSupport", "SystemSupport"]
     ),
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(

@@ -51,7 +51,10 @@ extension BusConnection {
     if call.interface?.rawValue == "org.freedesktop.DBus.Introspectable"
       && call.member?.rawValue == "Introspect"
     {
-      reply(to: call, with: .success([.string(Self.introspectionDocument(object))]))
+      let children = call.path.map(childNodes(of:)) ?? []
+      reply(
+        to: call,
+        with: .success([.string(Self.introspectionDocument(object, childNodes: children))]))
       return
     }
     let handler: MethodHandler?
@@ -109,18 +112,33 @@ extension BusConnection {
     }
   }
 
-  static func introspectionDocument(_ object: ExportedObject) -> String {
+  /// The names of the nodes directly below `path` that lead to exported objects, sorted.
+  func childNodes(of path: ObjectPath) -> [String] {
+    let prefix = path.rawValue == "/" ? "/" : path.rawValue + "/"
+    var names: Set<Substring> = []
+    for exported in objects.keys where exported.rawValue.hasPrefix(prefix) {
+      let rest = exported.rawValue.dropFirst(prefix.count)
+      if let name = rest.split(separator: "/").first { names.insert(name) }
+    }
+    return names.map(String.init).sorted()
+  }
+
+  static func introspectionDocument(_ object: ExportedObject, childNodes: [String]) -> String {
     introspectionDocument(
-      interfaceXML: object.introspection.sorted { $0.key < $1.key }.map(\.value))
+      interfaceXML: object.introspection.sorted { $0.key < $1.key }.map(\.value),
+      childNodes: childNodes)
   }
 
   /// The introspection document an exported object serves: the standard
   /// `Introspectable` and `Peer` interfaces, then each `<interface>` element given, one per
-  /// line.
+  /// line, then a `<node name="..."/>` for each child node (the next path element of the
+  /// objects exported below it).
   ///
   /// Services use it to publish the exact document they serve (for example in
   /// `Protocol/`).
-  public static func introspectionDocument(interfaceXML: [String]) -> String {
+  public static func introspectionDocument(interfaceXML: [String], childNodes: [String] = [])
+    -> String
+  {
     var document = """
       <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
        "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
@@ -135,6 +153,7 @@ extension BusConnection {
 
       """
     for xml in interfaceXML { document += xml + "\n" }
+    for name in childNodes { document += "  <node name=\"\(name)\"/>\n" }
     return document + "</node>\n"
   }
 }

@@ -425,10 +425,23 @@ public actor BusConnection {
       deliverSignal(MessageCoding.decode(message))
       return DBUS_HANDLER_RESULT_HANDLED
     case DBUS_MESSAGE_TYPE_METHOD_CALL:
-      guard let path = dbus_message_get_path(message),
-        let object = objects[ObjectPath(unchecked: String(cString: path))]
+      guard let path = dbus_message_get_path(message) else {
+        return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+      }
+      let objectPath = ObjectPath(unchecked: String(cString: path))
+      if let object = objects[objectPath] {
+        handleMethodCall(MessageCoding.decode(message), object: object)
+        return DBUS_HANDLER_RESULT_HANDLED
+      }
+      // A path above exported objects answers Introspect with its child nodes, so tools
+      // that walk the tree from `/` find them.
+      guard
+        dbus_message_is_method_call(message, "org.freedesktop.DBus.Introspectable", "Introspect")
+          != 0,
+        !childNodes(of: objectPath).isEmpty
       else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-      handleMethodCall(MessageCoding.decode(message), object: object)
+      handleMethodCall(
+        MessageCoding.decode(message), object: ExportedObject(interfaces: [:], introspection: [:]))
       return DBUS_HANDLER_RESULT_HANDLED
     default:
       return DBUS_HANDLER_RESULT_NOT_YET_HANDLED

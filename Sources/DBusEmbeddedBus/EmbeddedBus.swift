@@ -25,7 +25,7 @@ import SystemSupport
 public enum EmbeddedBus {
   /// The directory that holds the socket, the configuration and the lock.
   public static var directory: String {
-    if let runtime = BaseDirectories().runtimeDirectory { return runtime + "/notifybus" }
+    if let runtime = userRuntimeDirectory { return runtime + "/notifybus" }
     return "/tmp/notifybus-\(geteuid())"
   }
 
@@ -55,11 +55,16 @@ public enum EmbeddedBus {
     let open = try openPrivateDirectory(directory)
     let lock = try lockFile(in: open)
     defer { lock.unlock() }
-    if isAnswering(socketPath) { return address }
+    capLog(in: open)
+    if isAnswering(socketPath) {
+      provideNotifydService()
+      return address
+    }
 
     try? open.remove("bus")
     try? open.remove("bus.pid")
     _ = try openPrivateDirectory(serviceDirectory)
+    provideNotifydService()
     let configuration = directory + "/bus.conf"
     do {
       try open.replaceFile(
@@ -71,11 +76,16 @@ public enum EmbeddedBus {
       throw DBusError(.ioError, "cannot write the embedded bus's configuration: \(error)")
     }
     let daemon = Environment.value("NOTIFYBUS_DBUS_DAEMON") ?? "dbus-daemon"
+    // With --fork, dbus-daemon points its standard error at /dev/null unless
+    // DBUS_DEBUG_OUTPUT is set; set, it keeps bus.log, which also collects what activated
+    // services write to theirs.
+    var environment = Environment.all
+    environment["DBUS_DEBUG_OUTPUT"] = "1"
     let process: Subprocess
     do {
       process = try Subprocess.spawn(
         daemon, arguments: ["--config-file=" + configuration, "--fork", "--print-address=1"],
-        errorFile: directory + "/bus.log")
+        environment: environment, errorFile: directory + "/bus.log")
     } catch {
       throw DBusError(
         .spawnFailed,
@@ -107,18 +117,40 @@ public enum EmbeddedBus {
   /// - Returns: Whether a daemon was stopped.
   @discardableResult
   public static func stop() -> Bool {
-    guard let open = try? Directory<FileSystemError>.openPrivate(directory),
-      let file = try? open.openFile("bus.pid", flags: O_RDONLY),
-      let bytes = try? file.readToEnd(limit: 64),
-      let pid = pid_t(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first ?? "")
-    else { return false }
+    guard let pid = processID else { return false }
     let stopped = kill(pid, SIGTERM) == 0
-    try? open.remove("bus.pid")
+    try? Directory<FileSystemError>.openPrivate(directory).remove("bus.pid")
     return stopped
   }
 
+  /// The daemon's process id, from its pid file, while the file exists.
+  package static var processID: Int32? {
+    guard let open = try? Directory<FileSystemError>.openPrivate(directory),
+      let file = try? open.openFile("bus.pid", flags: O_RDONLY),
+      let bytes = try? file.readToEnd(limit: 64)
+    else { return nil }
+    return Int32(String(decoding: bytes, as: UTF8.self).split(separator: "\n").first ?? "")
+  }
+
+  /// The size `bus.log` may reach before ``start()`` moves its contents to `bus.log.1`.
+  public static let logLimit = 1 << 20
+
+  /// Keeps the daemon's log under ``logLimit``.
+  ///
+  /// A larger log is copied to `bus.log.1`, replacing the previous one, and emptied in
+  /// place. The daemon appends (`O_APPEND`), so its next line lands at the start of the
+  /// emptied file.
+  static func capLog(in directory: borrowing Directory<FileSystemError>) {
+    guard let size = try? directory.status(of: "bus.log")?.st_size, Int(size) > logLimit,
+      let log = try? directory.openFile("bus.log", flags: O_RDWR),
+      let bytes = try? log.readToEnd(limit: Int(size) + logLimit)
+    else { return }
+    try? directory.replaceFile("bus.log.1", with: bytes)
+    try? log.truncate(to: 0)
+  }
+
   /// Whether something accepts connections on the Unix socket at `path`.
-  static func isAnswering(_ path: String) -> Bool {
+  package static func isAnswering(_ path: String) -> Bool {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }

@@ -12,8 +12,10 @@ import SystemSupport
 /// Which bus a connection goes to.
 ///
 /// ``automatic`` is what NotifyBus programs use: an explicit `NOTIFYBUS_BUS_ADDRESS`,
-/// else the session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` when it
-/// is a socket) when it answers, else the ``EmbeddedBus``, started on demand.
+/// else the session bus (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`, or
+/// `/run/user/<uid>/bus` when `XDG_RUNTIME_DIR` is unset, when it is a socket) when it
+/// answers, else the ``EmbeddedBus``, started on demand. So a process without a desktop's
+/// environment (cron, ssh, a service) meets the desktop's processes on the same bus.
 public enum Bus: Hashable, Sendable, CustomStringConvertible {
   /// Resolve as described above.
   case automatic
@@ -60,49 +62,80 @@ public enum Bus: Hashable, Sendable, CustomStringConvertible {
   package func candidates() throws(DBusError) -> [Candidate] {
     switch self {
     case .address(let address):
-      return [Candidate(address: address, fallsThrough: false)]
+      return [Candidate(address: address, fallsThrough: false, reason: "the address given")]
     case .system:
-      let text =
-        Environment.value("DBUS_SYSTEM_BUS_ADDRESS") ?? "unix:path=/var/run/dbus/system_bus_socket"
-      return [Candidate(address: try BusAddress(text), fallsThrough: false)]
+      if let text = Environment.value("DBUS_SYSTEM_BUS_ADDRESS") {
+        return [
+          Candidate(
+            address: try BusAddress(text), fallsThrough: false,
+            reason: "the system bus, from DBUS_SYSTEM_BUS_ADDRESS")
+        ]
+      }
+      return [
+        Candidate(
+          address: .unixSocket("/var/run/dbus/system_bus_socket"), fallsThrough: false,
+          reason: "the system bus, at its standard socket")
+      ]
     case .embedded:
-      return [Candidate(address: try EmbeddedBus.start(), fallsThrough: false)]
+      return [
+        Candidate(address: try EmbeddedBus.start(), fallsThrough: false, reason: "the embedded bus")
+      ]
     case .session:
-      guard let address = try Self.sessionAddress() else {
+      guard let session = try Self.sessionCandidate() else {
         throw DBusError(
           .noServer,
-          "no session bus: DBUS_SESSION_BUS_ADDRESS is unset and $XDG_RUNTIME_DIR/bus is not a socket"
-        )
+          "no session bus: DBUS_SESSION_BUS_ADDRESS is unset and "
+            + "\(EmbeddedBus.userRuntimeDirectory.map { $0 + "/bus" } ?? "$XDG_RUNTIME_DIR/bus") "
+            + "is not a socket")
       }
-      return [Candidate(address: address, fallsThrough: false)]
+      return [session]
     case .automatic:
       if let text = Environment.value("NOTIFYBUS_BUS_ADDRESS") {
-        return [Candidate(address: try BusAddress(text), fallsThrough: false)]
+        return [
+          Candidate(
+            address: try BusAddress(text), fallsThrough: false,
+            reason: "NOTIFYBUS_BUS_ADDRESS is set")
+        ]
       }
       var result: [Candidate] = []
-      if let session = try Self.sessionAddress() {
-        result.append(Candidate(address: session, fallsThrough: true))
+      if var session = try Self.sessionCandidate() {
+        session.fallsThrough = true
+        result.append(session)
       }
-      result.append(Candidate(address: nil, fallsThrough: false))
+      result.append(
+        Candidate(
+          address: nil, fallsThrough: false,
+          reason: result.isEmpty
+            ? "there is no session bus" : "the session bus did not answer"))
       return result
     }
   }
 
   /// An address to try; `nil` means the embedded bus, started only when reached.
-  package struct Candidate {
+  package struct Candidate: Sendable {
     package var address: BusAddress?
     package var fallsThrough: Bool
+    /// Why this bus is tried, in words: `DBUS_SESSION_BUS_ADDRESS is set`.
+    package var reason: String
   }
 
-  private static func sessionAddress() throws(DBusError) -> BusAddress? {
-    if let text = Environment.value("DBUS_SESSION_BUS_ADDRESS") { return try BusAddress(text) }
-    if let runtime = BaseDirectories().runtimeDirectory {
-      var info = stat()
-      let path = runtime + "/bus"
-      if stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK {
-        return .unixSocket(path)
-      }
+  /// The session bus from the environment: `DBUS_SESSION_BUS_ADDRESS`, else the `bus`
+  /// socket in `EmbeddedBus.userRuntimeDirectory`.
+  private static func sessionCandidate() throws(DBusError) -> Candidate? {
+    if let text = Environment.value("DBUS_SESSION_BUS_ADDRESS") {
+      return Candidate(
+        address: try BusAddress(text), fallsThrough: false,
+        reason: "the session bus, from DBUS_SESSION_BUS_ADDRESS")
     }
-    return nil
+    guard let runtime = EmbeddedBus.userRuntimeDirectory else { return nil }
+    var info = stat()
+    let path = runtime + "/bus"
+    guard stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+    let source =
+      BaseDirectories().runtimeDirectory != nil
+      ? "$XDG_RUNTIME_DIR/bus" : "\(path), as XDG_RUNTIME_DIR is unset,"
+    return Candidate(
+      address: .unixSocket(path), fallsThrough: false,
+      reason: "the session bus: \(source) is a socket")
   }
 }

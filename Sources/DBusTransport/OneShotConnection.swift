@@ -30,6 +30,8 @@ public final class OneShotConnection {
   public let address: BusAddress
   /// The unique name the bus gave this connection, once its reply to `Hello` has been read.
   public private(set) var uniqueName: BusName?
+  /// The server's `guid` (its SASL `OK` line, the `guid` key of its address), once read.
+  public private(set) var serverGUID: String?
 
   private let stream: UnixStream
   private var outgoing: [UInt8]
@@ -142,11 +144,12 @@ public final class OneShotConnection {
     defer { incoming.removeFirst(consumed) }
     while true {
       if !authenticated,
-        case .accepted(_, let length) = try ExternalAuthentication.answer(
+        case .accepted(let guid, let length) = try ExternalAuthentication.answer(
           in: incoming[consumed...])
       {
         consumed += length
         authenticated = true
+        serverGUID = guid
       }
       if authenticated, let length = try Message.wireLength(ofPrefix: incoming[consumed...]),
         incoming.count - consumed >= length

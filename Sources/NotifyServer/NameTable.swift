@@ -19,6 +19,8 @@ struct NameTable {
     var postCount: UInt64 = 0
     /// ``NameTable/clock`` at the last post, for eviction.
     var lastUse: UInt64 = 0
+    /// When the last post was seen, in nanoseconds since the epoch; 0 when never.
+    var lastPostTime: UInt64 = 0
   }
 
   private(set) var entries: [String: Entry] = [:]
@@ -55,7 +57,7 @@ struct NameTable {
     return setState(value, of: name, at: time) ? true : nil
   }
 
-  mutating func recordPost(of name: String) {
+  mutating func recordPost(of name: String, at time: UInt64) {
     guard makeRoom(for: name) else {
       untrackedPosts += 1
       return
@@ -63,6 +65,7 @@ struct NameTable {
     clock += 1
     entries[name, default: Entry()].postCount += 1
     entries[name]?.lastUse = clock
+    entries[name]?.lastPostTime = time
   }
 
   /// Loads records read from the state file.

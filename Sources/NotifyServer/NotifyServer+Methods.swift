@@ -16,6 +16,7 @@ enum ServiceRequest {
   case post(NotifyName)
   case restoreState(NotifyName, UInt64, setTime: UInt64)
   case listNames
+  case describeNames
   case statistics
 
   /// Checks a call's member and arguments.
@@ -66,13 +67,16 @@ enum ServiceRequest {
     case "ListNames":
       try expect("", "no arguments")
       self = .listNames
+    case "DescribeNames":
+      try expect("", "no arguments")
+      self = .describeNames
     case "GetStatistics":
       try expect("", "no arguments")
       self = .statistics
     default:
       throw DBusError(
         .unknownMethod,
-        "\(NotifydInterface.interface) has no method '\(member)'; see Protocol/notifyd.md")
+        "\(NotifydInterface.interface) has no method '\(member)'; see notifyd(8)")
     }
   }
 
@@ -81,7 +85,7 @@ enum ServiceRequest {
     switch self {
     case .setState(let name, _), .restoreState(let name, _, _): (.setState, name)
     case .post(let name): (.post, name)
-    case .getState, .listNames, .statistics: nil
+    case .getState, .listNames, .describeNames, .statistics: nil
     }
   }
 }
@@ -187,6 +191,16 @@ extension NotifyServer {
         }
       }
       return [.array(elementType: "(stt)", rows)]
+    case .describeNames:
+      let rows = state.withLock { state in
+        state.table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+          DBusValue.structure([
+            .string($0.key), .uint64($0.value.state), .uint64($0.value.setTime),
+            .uint64($0.value.postCount), .uint64($0.value.lastPostTime),
+          ])
+        }
+      }
+      return [.array(elementType: "(stttt)", rows)]
     case .statistics:
       return [statistics()]
     }

@@ -198,8 +198,9 @@ public final class NotifyServer: Sendable {
       state.withLock { $0.statistics.malformedSignals += 1 }
       return
     }
+    let now = Self.realtimeNanoseconds()
     state.withLock {
-      $0.table.recordPost(of: name.rawValue)
+      $0.table.recordPost(of: name.rawValue, at: now)
       $0.statistics.postsSeen += 1
     }
     bridgePost(name, sender: message.sender?.rawValue)

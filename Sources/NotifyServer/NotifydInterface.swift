@@ -42,6 +42,11 @@ public enum NotifydInterface {
         <method name="ListNames">
           <arg name="names" type="a(stt)" direction="out"/>
         </method>
+        <!-- Every known name: name, state, when it was set, posts seen, when last posted
+             (times in ns since the epoch, 0 for never); sorted by name. -->
+        <method name="DescribeNames">
+          <arg name="names" type="a(stttt)" direction="out"/>
+        </method>
         <!-- Counters and settings; the keys are listed in notifyd.md. -->
         <method name="GetStatistics">
           <arg name="statistics" type="a{sv}" direction="out"/>

@@ -60,13 +60,5 @@ public struct ServiceFile: Hashable, Sendable {
   }
 
   /// An `Exec=` word: quoted when it holds a space, a quote or a backslash.
-  static func quoted(_ word: String) -> String {
-    guard word.contains(where: { " \t\"'\\".contains($0) }) || word.isEmpty else { return word }
-    var result = "\""
-    for character in word {
-      if character == "\"" || character == "\\" { result.append("\\") }
-      result.append(character)
-    }
-    return result + "\""
-  }
+  static func quoted(_ word: String) -> String { EmbeddedBus.quotedExecWord(word) }
 }

@@ -143,6 +143,12 @@ public enum Notifyutil {
     }
   }
 
+  /// What notifyutil adds on standard error after a `Failed with code 9`: status 9 means
+  /// no notifyd answered and the bus could not start one.
+  static let serverNotFoundHint =
+    "notifyutil: notifyd is not running and the bus cannot start it: run 'notifyd &', "
+    + "or 'notifyd --install-service' once for D-Bus activation (see notifyd(8))\n"
+
   /// Turns the parsed line into the steps that run left to right.
   static func plan(_ arguments: ParsedArguments) throws(CommandLineError) -> Plan {
     var plan = Plan()
@@ -208,6 +214,10 @@ public enum Notifyutil {
       throw error
     }
     await center.close()
+    if await session.serverNotFound {
+      // Darwin's line and status stay as they are; one line says what to do.
+      try? StandardError.write(serverNotFoundHint)
+    }
   }
 }
 
@@ -224,6 +234,8 @@ actor Session {
   /// Why standard output could not be written, which ends the run.
   private var writeFailure: StandardStreamError?
   private let deliveries = DispatchQueue(label: "org.notifybus.notifyutil")
+  /// Whether a command failed with status 9 (server not found).
+  private(set) var serverNotFound = false
 
   init(center: NotifyCenter, output: Notifyutil.Output) {
     self.center = center
@@ -257,7 +269,8 @@ actor Session {
   /// Runs one command; returns the line it prints, if any.
   private func perform(_ step: Notifyutil.Step, postDelay: Int) async -> String? {
     func failed(_ name: NotifyName, _ error: NotifyError) -> String {
-      "\(name): Failed with code \(error.status.rawValue)"
+      if error.status == .serverNotFound { serverNotFound = true }
+      return "\(name): Failed with code \(error.status.rawValue)"
     }
     switch step {
     case .post(let name):

@@ -57,7 +57,8 @@ extension CommandDescription.Entry {
     .init(
       "XDG_RUNTIME_DIR",
       "Holds the session bus socket (bus) when DBUS_SESSION_BUS_ADDRESS is unset, and the "
-        + "embedded bus (notifybus/bus), started when no session bus answers."),
+        + "embedded bus (notifybus/bus), started when no session bus answers; when it is "
+        + "unset, /run/user/UID stands in for it if it is the user's."),
     .init("DBUS_SYSTEM_BUS_ADDRESS", "The bus of --bus system."),
   ]
 
@@ -65,8 +66,9 @@ extension CommandDescription.Entry {
   public static let busFiles: [CommandDescription.Entry] = [
     .init(
       "$XDG_RUNTIME_DIR/notifybus/bus",
-      "The embedded bus's socket (/tmp/notifybus-UID/bus when XDG_RUNTIME_DIR is unset); "
-        + "bus.log beside it collects the daemon's messages.")
+      "The embedded bus's socket (with XDG_RUNTIME_DIR unset, /run/user/UID/notifybus/bus, "
+        + "or /tmp/notifybus-UID/bus when that is not the user's); bus.log beside it "
+        + "collects the daemon's messages, at most 1 MiB.")
   ]
 }
 

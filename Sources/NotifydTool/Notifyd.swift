@@ -22,8 +22,8 @@ public enum Notifyd {
     abstract: "Keep notification state and post on behalf of clients.",
     discussion: """
       Owns org.notifybus.Notify1 on the bus and serves SetState, GetState, Post, \
-      RestoreState, ListNames and GetStatistics (Protocol/notifyd.md). Runs in the \
-      foreground, logs to standard error, and exits cleanly on SIGTERM or SIGINT. State \
+      RestoreState, ListNames and GetStatistics. Runs in the \
+      foreground and exits cleanly on SIGTERM or SIGINT. State \
       is kept in a state file unless --no-persist is given: mode 0600 in a directory of \
       this user's (created 0700), replaced atomically, never through a symbolic link, with \
       a checksum; a corrupt file, or one with more names than --max-names, is moved aside \
@@ -33,6 +33,13 @@ public enum Notifyd {
       says why. On SIGUSR1 it writes a status dump to the log (the table's size and its \
       counters), on SIGUSR2 a detailed one that adds every access rule and name, and goes \
       on serving.
+
+      It logs to standard error, and so to the journal under systemd; started by D-Bus \
+      activation without systemd, to $XDG_STATE_HOME/notifybus/notifyd.log \
+      (~/.local/state/notifybus/notifyd.log), which at 1 MiB becomes notifyd.log.1. Every \
+      loss of the bus and every reconnect is logged. A notifyd the bus started exits, \
+      writing its state, when its bus is gone and another bus answers at its address; \
+      given --bus, it keeps reconnecting.
 
       With --bridge (or bridge lines in --config), posts and state of the bridged \
       namespaces travel through an MQTT 5 broker to the notifyds of other hosts, and \
@@ -137,7 +144,7 @@ public enum Notifyd {
       try StandardOutput.write("\(path)\n")
       return
     }
-    let log = NotifyServer.logToStandardError
+    let log = NotifydLog.forThisProcess().writer
     // Both signal watchers exist before the name is taken, so no signal finds the default
     // action (which ends the process) once clients can see notifyd.
     let stop = TerminationSignals()
@@ -185,9 +192,15 @@ public enum Notifyd {
       throw error
     }
     serving.withLock { $0 = server }
+    let watch = await BusWatch(connection, starterAddress: options.starterAddress, log: log) {
+      line in
+      log(line)
+      stop.request()
+    }
     let signal = await stop.wait()
-    log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")")
+    if signal != 0 { log("stopping on \(signal == SIGINT ? "SIGINT" : "SIGTERM")") }
     await server.stop()
+    _ = watch
   }
 
   /// The checked options.
@@ -202,6 +215,8 @@ public enum Notifyd {
     var bridges: [BridgeConfiguration] = []
     /// The options a service file passes on to the activated notifyd.
     var passOn: [String] = []
+    /// The activating bus's address (`DBUS_STARTER_ADDRESS`), when it chose the bus.
+    var starterAddress: BusAddress?
 
     func serverConfiguration(log: @escaping @Sendable (String) -> Void)
       -> NotifyServer.Configuration
@@ -220,6 +235,7 @@ public enum Notifyd {
         let address = try? BusAddress(starter)
       {
         bus = .address(address)
+        starterAddress = address
       } else {
         bus = .automatic
       }
@@ -335,6 +351,11 @@ final class TerminationSignals: @unchecked Sendable {
     for source in sources { source.cancel() }
   }
 
+  /// Ends ``wait()`` as a signal would, with 0 for the signal number.
+  func request() {
+    queue.async { self.fire(0) }
+  }
+
   private func fire(_ number: CInt) {
     guard received == nil else { return }
     received = number
@@ -342,7 +363,7 @@ final class TerminationSignals: @unchecked Sendable {
     waiter = nil
   }
 
-  /// Returns the first of the two signals to arrive.
+  /// Returns the first of the two signals to arrive, or 0 after ``request()``.
   func wait() async -> CInt {
     await withCheckedContinuation { continuation in
       queue.async {

@@ -13,4 +13,17 @@ package enum Environment {
     return value.isEmpty ? nil : value
   }
 
+  /// Every variable of this process's environment.
+  package static var all: [String: String] {
+    var result: [String: String] = [:]
+    var pointer = environ
+    while let entry = pointer.pointee {
+      let text = String(cString: entry)
+      if let equals = text.firstIndex(of: "=") {
+        result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+      }
+      pointer += 1
+    }
+    return result
+  }
 }

@@ -4,11 +4,16 @@ import Glibc
 import SystemSupport
 import Testing
 
+@testable import DBusCore
+
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
 struct EmbeddedBusTests {
   /// A fresh XDG_RUNTIME_DIR, with no session bus in the environment.
   func environment(_ runtime: String) -> [String: String] {
-    ["XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": "", "NOTIFYBUS_BUS_ADDRESS": ""]
+    [
+      "XDG_RUNTIME_DIR": runtime, "XDG_DATA_HOME": runtime + "/data",
+      "DBUS_SESSION_BUS_ADDRESS": "", "NOTIFYBUS_BUS_ADDRESS": "",
+    ]
   }
 
   func makeRuntimeDirectory() throws -> String {
@@ -96,6 +101,52 @@ struct EmbeddedBusTests {
     let result = try Products.run("dbus-test-peer", ["resolve"], environment: environment)
     #expect(result.status == 1)
     #expect(result.error.contains("cannot start '/nonexistent/dbus-daemon'"), "\(result)")
+  }
+
+  @Test func theDaemonLogIsCappedAndWritesFromTheDaemonContinue() throws {
+    let runtime = try makeRuntimeDirectory()
+    defer { stopDaemon(in: runtime) }
+    var environment = environment(runtime)
+    environment["NOTIFYBUS_SERVICE_DIR"] = runtime + "/services"
+    let result = try Products.run("dbus-test-peer", ["resolve"], environment: environment)
+    #expect(result.status == 0, "\(result)")
+    // The daemon keeps its standard error (DBUS_DEBUG_OUTPUT), which activated services
+    // inherit: both write to bus.log.
+    let service =
+      "[D-BUS Service]\nName=org.notifybus.LogTest\nExec=/bin/sh -c 'echo marker-on-stderr >&2; exit 3'\n"
+    let file = open(runtime + "/services/org.notifybus.LogTest.service", O_WRONLY | O_CREAT, 0o600)
+    _ = Array(service.utf8).withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+    close(file)
+    let address = "unix:path=\(runtime)/notifybus/bus"
+    _ = try Products.runCommand(
+      "dbus-send",
+      ["--bus=" + address, "--print-reply", "--dest=org.notifybus.LogTest", "/", "a.b.C"])
+    let log = runtime + "/notifybus/bus.log"
+    let written = try Products.runCommand("cat", [log]).output
+    #expect(written.contains("Activating service name='org.notifybus.LogTest'"), "\(written)")
+    #expect(written.contains("marker-on-stderr"), "\(written)")
+    let fd = open(log, O_WRONLY | O_APPEND)
+    let filler = [UInt8](repeating: UInt8(ascii: "x"), count: EmbeddedBus.logLimit + 1)
+    #expect(filler.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == filler.count)
+    close(fd)
+    // The next process to find the bus caps the log.
+    let again = try Products.run("dbus-test-peer", ["resolve"], environment: environment)
+    #expect(again.status == 0, "\(again)")
+    var info = stat()
+    #expect(stat(log, &info) == 0 && info.st_size < 4096, "\(info.st_size)")
+    #expect(stat(log + ".1", &info) == 0 && Int(info.st_size) > EmbeddedBus.logLimit)
+  }
+
+  @Test func aRuntimeDirectoryMustBeTheUsers() throws {
+    let runtime = try makeRuntimeDirectory()
+    defer { Subprocess.removeTree(runtime) }
+    #expect(EmbeddedBus.ownedDirectory(runtime) == runtime)
+    chmod(runtime, 0o777)
+    #expect(EmbeddedBus.ownedDirectory(runtime) == nil, "others may write it")
+    chmod(runtime, 0o700)
+    symlink(runtime, runtime + "/link")
+    #expect(EmbeddedBus.ownedDirectory(runtime + "/link") == nil, "a symbolic link")
+    #expect(EmbeddedBus.ownedDirectory(runtime + "/missing") == nil)
   }
 }
 

@@ -224,6 +224,44 @@ struct ConnectionTests {
     #expect(document.hasPrefix("<!DOCTYPE node"))
   }
 
+  @Test func parentPathsListTheirChildNodes() async throws {
+    let server = try await connect()
+    let client = try await connect()
+    for path: ObjectPath in ["/org/example/a", "/org/example/b/deep", "/org/other"] {
+      await server.export(at: path, interface: "org.notifybus.Calc") { _ in [] }
+    }
+    let destination = try #require(await server.uniqueName)
+    func introspect(_ path: ObjectPath) async throws -> String {
+      let reply = try await client.call(
+        .methodCall(
+          destination: destination, path: path,
+          interface: "org.freedesktop.DBus.Introspectable", member: "Introspect"))
+      return try #require(reply.body.first?.stringValue)
+    }
+    func nodes(_ document: String) -> [Substring] {
+      document.split(separator: "\n").filter { $0.contains("<node name=") }
+    }
+    #expect(nodes(try await introspect("/")) == [#"  <node name="org"/>"#])
+    #expect(
+      nodes(try await introspect("/org/example"))
+        == [#"  <node name="a"/>"#, #"  <node name="b"/>"#])
+    #expect(nodes(try await introspect("/org/example/b")) == [#"  <node name="deep"/>"#])
+    #expect(nodes(try await introspect("/org/example/a")).isEmpty)
+    // A path that leads nowhere lists nothing (libdbus answers it with an empty node), and
+    // other calls to a parent path fail.
+    if let document = try? await introspect("/org/nothing") { #expect(nodes(document).isEmpty) }
+    let error = await #expect(throws: DBusError.self) {
+      _ = try await client.call(
+        .methodCall(
+          destination: destination, path: "/org", interface: "org.notifybus.Calc", member: "Add"))
+    }
+    #expect(
+      error?.name == .unknownMethod || error?.name == .unknownObject, "\(String(describing: error))"
+    )
+    await server.close()
+    await client.close()
+  }
+
   @Test func requestNameAndCredentials() async throws {
     let first = try await connect()
     let second = try await connect()

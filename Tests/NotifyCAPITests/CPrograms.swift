@@ -41,12 +41,12 @@ enum CPrograms {
   /// Whether a C toolchain is there to test with.
   static var isAvailable: Bool { clang != nil }
 
-  /// Links `libnotifybus.so` when it is missing or older than the NotifyCAPI module:
+  /// Links `libnotifybus-c.so` when it is missing or older than the NotifyCAPI module:
   /// `swift build --build-tests` compiles the module but does not link dynamic library
   /// products (Scripts/test links it before testing; this covers a bare `swift test`).
   static func linkLibraryIfStale() throws {
     var libraryStatus = stat()
-    let haveLibrary = stat(Products.path("libnotifybus.so"), &libraryStatus) == 0
+    let haveLibrary = stat(Products.path("libnotifybus-c.so"), &libraryStatus) == 0
     // The modules linked into it, newest first to matter.
     let newestModule = ["NotifyCAPI", "Notify", "NotifyCore", "DBus", "DBusCore", "SystemSupport"]
       .compactMap { module -> Int? in
@@ -59,11 +59,12 @@ enum CPrograms {
     let result = try Products.runCommand(
       "swift",
       [
-        "build", "--package-path", packageDirectory, "-c", configuration, "--product", "notifybus",
+        "build", "--package-path", packageDirectory, "-c", configuration, "--product",
+        "notifybus-c",
         "-Xswiftc", "-warnings-as-errors",
       ], timeout: 900)
     guard result.status == 0 else {
-      throw BuildFailure(description: "swift build --product notifybus failed: \(result)")
+      throw BuildFailure(description: "swift build --product notifybus-c failed: \(result)")
     }
   }
 

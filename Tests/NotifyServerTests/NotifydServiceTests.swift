@@ -57,6 +57,29 @@ struct NotifydServiceTests {
     _ = daemon
   }
 
+  /// `busctl tree` and `gdbus introspect --recurse` walk the tree from `/`, so every
+  /// parent of the object must list its child node.
+  @Test func toolsThatWalkTheTreeFindTheObject() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let gdbus = try Products.runCommand(
+      "gdbus",
+      [
+        "introspect", "--address", bus.address.rawValue, "--dest", "org.notifybus.Notify1",
+        "--object-path", "/", "--recurse", "--only-properties",
+      ])
+    #expect(gdbus.status == 0, "\(gdbus)")
+    #expect(gdbus.output.contains("node /org/notifybus/Notify1 {"), "\(gdbus)")
+    // busctl comes with systemd (Scripts/bootstrap).
+    let busctl = try Products.runCommand(
+      "busctl", ["--address", bus.address.rawValue, "tree", "--list", "org.notifybus.Notify1"])
+    #expect(busctl.status == 0, "\(busctl)")
+    #expect(
+      busctl.output.split(separator: "\n") == [
+        "/", "/org", "/org/notifybus", "/org/notifybus/Notify1",
+      ], "\(busctl)")
+    _ = daemon
+  }
+
   @Test func malformedCallsGetErrorsAndTheDaemonKeepsServing() async throws {
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
     let connection = try await connection()
@@ -108,6 +131,41 @@ struct NotifydServiceTests {
         .structure([.string("a.posted"), .uint64(0), .uint64(3)]),
         .structure([.string("b.with.state"), .uint64(3), .uint64(0)]),
       ])
+    await connection.close()
+    _ = daemon
+  }
+
+  @Test func describeNamesGivesTheTimesOfTheLastChanges() async throws {
+    let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
+    let before = NotifyServer.realtimeNanoseconds()
+    let poster = try await center()
+    try await poster.setState(3, for: "b.with.state")
+    try poster.post("a.posted")
+    try await poster.synchronize()
+    let connection = try await connection()
+    var rows: [DBusValue] = []
+    let deadline = ContinuousClock.now + .seconds(10)
+    repeat {
+      let reply = try await connection.call(notifydCall("DescribeNames"))
+      #expect(reply.signature.rawValue == "a(stttt)")
+      guard case .array(_, let values)? = reply.body.first else { break }
+      rows = values
+      if rows.count == 2 { break }
+      try await Task.sleep(for: .milliseconds(10))
+    } while ContinuousClock.now < deadline
+    let after = NotifyServer.realtimeNanoseconds()
+    guard rows.count == 2, case .structure(let posted) = rows[0],
+      case .structure(let withState) = rows[1]
+    else {
+      Issue.record("unexpected rows \(rows)")
+      return
+    }
+    #expect(posted[0] == .string("a.posted") && posted[1] == .uint64(0))
+    #expect(posted[2] == .uint64(0) && posted[3] == .uint64(1))
+    #expect(posted[4].uint64Value.map { (before...after).contains($0) } == true, "\(posted)")
+    #expect(withState[0] == .string("b.with.state") && withState[1] == .uint64(3))
+    #expect(withState[2].uint64Value.map { (before...after).contains($0) } == true)
+    #expect(withState[3] == .uint64(0) && withState[4] == .uint64(0))
     await connection.close()
     _ = daemon
   }

@@ -14,6 +14,7 @@ struct ToolDocumentationTests {
     ("notify-post", "notify-post.1"), ("notify-watch", "notify-watch.1"),
     ("notifyutil", "notifyutil.1"), ("notifyd", "notifyd.8"),
     ("share-extension", "share-extension.1"), ("readlater", "readlater.1"),
+    ("notifybus", "notifybus.1"),
   ]
 
   static func read(_ path: String) throws -> String {

@@ -10,3 +10,23 @@ package func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T)
     DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
   }
 }
+
+extension Products {
+  /// ``run(_:_:environment:timeout:)`` off the pool (``offThePool(_:)``).
+  package static func runAsync(
+    _ name: String, _ arguments: [String], environment: [String: String] = [:],
+    timeout: Int = 20
+  ) async throws -> Result {
+    try await offThePool { try run(name, arguments, environment: environment, timeout: timeout) }
+  }
+
+  /// ``runCommand(_:_:environment:timeout:)`` off the pool (``offThePool(_:)``).
+  package static func runCommandAsync(
+    _ command: String, _ arguments: [String], environment: [String: String] = [:],
+    timeout: Int = 20
+  ) async throws -> Result {
+    try await offThePool {
+      try runCommand(command, arguments, environment: environment, timeout: timeout)
+    }
+  }
+}

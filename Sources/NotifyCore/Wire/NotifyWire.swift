@@ -183,6 +183,11 @@ public enum NotifyWire {
       NotifyError(
         .serverNotFound, "no notifyd answers on this bus (\(service)): \(error.message)",
         cause: .bus(error))
+    // The bus has a service file but could not start notifyd from it.
+    case _ where error.name.rawValue.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
+      NotifyError(
+        .serverNotFound, "the bus could not start notifyd (\(service)): \(error.message)",
+        cause: .bus(error))
     case .accessDenied:
       NotifyError(.notAuthorized, error.message, cause: .bus(error))
     case .invalidArgs:

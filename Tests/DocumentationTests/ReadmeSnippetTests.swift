@@ -40,7 +40,7 @@ struct ReadmeSnippetTests {
     let directory = try makeDirectory()
     defer { Subprocess.removeTree(directory) }
     let file = directory + "/main.swift"
-    writeText(file, snippet.text)
+    writeFile(file, snippet.text)
     let flags = try await Self.moduleFlags()
     let result = try await Products.runCommandAsync(
       "swiftc", ["-typecheck", "-swift-version", "6", file] + flags, timeout: 120)
@@ -85,26 +85,6 @@ struct ReadmeSnippetTests {
       Snippet(number: $0.offset + 1, text: $0.element)
     }
   }
-}
-
-func readFile(_ path: String) -> String? {
-  let fd = open(path, O_RDONLY)
-  guard fd >= 0 else { return nil }
-  defer { close(fd) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 65536)
-  while true {
-    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    if count <= 0 { break }
-    bytes += chunk[..<count]
-  }
-  return String(decoding: bytes, as: UTF8.self)
-}
-
-func writeText(_ path: String, _ text: String) {
-  let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-  _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-  close(fd)
 }
 
 func makeDirectory() throws -> String {

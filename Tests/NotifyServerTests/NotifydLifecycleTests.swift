@@ -94,7 +94,7 @@ struct NotifydLifecycleTests {
 
 /// Whether `pid` runs (a zombie does not count).
 func isRunning(_ pid: pid_t) -> Bool {
-  guard let stat = procFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")"),
+  guard let stat = readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")"),
     stat.distance(from: close, to: stat.endIndex) > 2
   else { return false }
   return stat[stat.index(close, offsetBy: 2)] != "Z"
@@ -110,26 +110,11 @@ func notifydProcesses(in directory: String) -> [pid_t] {
       String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
     }
     guard let pid = pid_t(name), isRunning(pid),
-      let command = procFile("/proc/\(pid)/cmdline"),
+      let command = readFile("/proc/\(pid)/cmdline"),
       command.split(separator: "\0").first?.hasSuffix("/notifyd") == true,
-      let environment = procFile("/proc/\(pid)/environ"), environment.contains(directory)
+      let environment = readFile("/proc/\(pid)/environ"), environment.contains(directory)
     else { continue }
     result.append(pid)
   }
   return result
-}
-
-/// A file of /proc, read directly (its size is not known in advance).
-func procFile(_ path: String) -> String? {
-  let fd = open(path, O_RDONLY)
-  guard fd >= 0 else { return nil }
-  defer { close(fd) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 4096)
-  while true {
-    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    if count <= 0 { break }
-    bytes += chunk[..<count]
-  }
-  return String(decoding: bytes, as: UTF8.self)
 }

@@ -55,10 +55,10 @@ struct PackageTests {
     }
     for path in expected { #expect(access(root + "/" + path, F_OK) == 0, "missing /\(path)") }
     let service = try #require(
-      readText(root + "/usr/share/dbus-1/services/org.notifybus.Notify1.service"))
+      readFile(root + "/usr/share/dbus-1/services/org.notifybus.Notify1.service"))
     #expect(service.contains("\nExec=/usr/bin/notifyd\n"))
     #expect(service.contains("\nSystemdService=notifyd.service\n"))
-    let unit = try #require(readText(root + "/usr/lib/systemd/user/notifyd.service"))
+    let unit = try #require(readFile(root + "/usr/lib/systemd/user/notifyd.service"))
     #expect(unit.contains("\nExecStart=/usr/bin/notifyd "))
   }
 
@@ -113,10 +113,11 @@ struct PackageTests {
     let bus = try PrivateBus()
     // The packaged service file, with /usr/bin/notifyd pointing into the extracted tree.
     let packaged = try #require(
-      readText(root + "/usr/share/dbus-1/services/org.notifybus.Notify1.service"))
-    writeText(
+      readFile(root + "/usr/share/dbus-1/services/org.notifybus.Notify1.service"))
+    writeFile(
       bus.serviceDirectory + "/org.notifybus.Notify1.service",
-      packaged.replacing("Exec=/usr/bin/notifyd", with: "Exec=\(bin)/notifyd --no-persist"))
+      packaged.replacing("Exec=/usr/bin/notifyd", with: "Exec=\(bin)/notifyd --no-persist"),
+      mode: 0o644)
     let environment = [
       "NOTIFYBUS_BUS_ADDRESS": bus.address.rawValue, "DBUS_SESSION_BUS_ADDRESS": "",
       "PATH": bin + ":/usr/bin:/bin", "HOME": bus.directory,
@@ -163,8 +164,8 @@ struct PackageTests {
       "systemd-analyze is not installed (apt-get install systemd)")
     // ExecStart= names /usr/bin/notifyd, which this machine may lack: point it into the tree.
     let unit = root + "/notifyd.service"
-    let text = try #require(readText(root + "/usr/lib/systemd/user/notifyd.service"))
-    writeText(unit, text.replacing("/usr/bin/notifyd", with: bin + "/notifyd"))
+    let text = try #require(readFile(root + "/usr/lib/systemd/user/notifyd.service"))
+    writeFile(unit, text.replacing("/usr/bin/notifyd", with: bin + "/notifyd"), mode: 0o644)
     mkdir(root + "/run", 0o700)
     let environment = ["MANPATH": root + "/usr/share/man", "XDG_RUNTIME_DIR": root + "/run"]
     let verify = try await Products.runCommandAsync(
@@ -232,7 +233,7 @@ struct InstallScriptTests {
   @Test func theInstalledToolsWorkWithNoSetupStep() async throws {
     let directory = try Package.temporaryDirectory()
     defer {
-      if let text = readText(directory + "/run/notifybus/bus.pid"),
+      if let text = readFile(directory + "/run/notifybus/bus.pid"),
         let pid = pid_t(text.trimmingNewline())
       {
         kill(pid, SIGTERM)
@@ -246,9 +247,9 @@ struct InstallScriptTests {
     let again = try await install(prefix)
     #expect(again.status == 0, "installing over an installation: \(again)")
     let service = try #require(
-      readText(prefix + "/share/dbus-1/services/org.notifybus.Notify1.service"))
+      readFile(prefix + "/share/dbus-1/services/org.notifybus.Notify1.service"))
     #expect(service.contains("\nExec=\(prefix)/bin/notifyd\n"), "\(service)")
-    let unit = try #require(readText(prefix + "/share/systemd/user/notifyd.service"))
+    let unit = try #require(readFile(prefix + "/share/systemd/user/notifyd.service"))
     #expect(unit.contains("\nExecStart=\(prefix)/bin/notifyd "))
     for name in ["run", "home", "data", "state"] { mkdir(directory + "/" + name, 0o700) }
     // The prefix's share directory is where the session bus looks (XDG_DATA_DIRS), so the
@@ -265,7 +266,7 @@ struct InstallScriptTests {
       environment: environment)
     #expect(state.output == "foo 5\n", "\(state)")
     #expect(
-      readText(directory + "/data/notifybus/dbus-1/services/org.notifybus.Notify1.service") == nil,
+      readFile(directory + "/data/notifybus/dbus-1/services/org.notifybus.Notify1.service") == nil,
       "the installed service file serves; none is generated")
     _ = try await Products.runCommandAsync(
       prefix + "/bin/notifybus", ["stop"], environment: environment)
@@ -309,24 +310,4 @@ extension String {
     while text.hasSuffix("\n") { text.removeLast() }
     return text
   }
-}
-
-func readText(_ path: String) -> String? {
-  let fd = open(path, O_RDONLY)
-  guard fd >= 0 else { return nil }
-  defer { close(fd) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 65536)
-  while true {
-    let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    if count <= 0 { break }
-    bytes += chunk[..<count]
-  }
-  return String(decoding: bytes, as: UTF8.self)
-}
-
-func writeText(_ path: String, _ text: String) {
-  let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-  _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-  close(fd)
 }

@@ -401,7 +401,7 @@ let package = Package(
       name: "NotifyBridgeTests",
       dependencies: [
         "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "BusTestSupport", "SystemSupport",
-        "notifyd", "notifyutil", "notify-watch",
+        "notifyd", "notifyutil", "notify-watch", "notifybus",
       ]
     ),
     .testTarget(

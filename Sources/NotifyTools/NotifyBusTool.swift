@@ -158,8 +158,21 @@ public enum NotifyBusTool {
     if let start = statistics["StartTime"]?.uint64Value {
       lines.append("  started: \(rfc3339(nanoseconds: start))")
     }
+    for bridge in bridgeRows(statistics["Bridges"]) {
+      let broker = bridge["Broker"]?.stringValue ?? "?"
+      let connected = bridge["Connected"]?.boolValue == true ? "connected" : "not connected"
+      let counts = ["Published", "Received", "Queued", "Dropped", "Malformed"].map {
+        "\($0.lowercased()) \(bridge[$0].map(jsonValue) ?? "0")"
+      }
+      var line = "  bridge \(broker): \(connected), " + counts.joined(separator: ", ")
+      if let error = bridge["LastError"]?.stringValue, !error.isEmpty {
+        line += "; last error: \(error)"
+      }
+      lines.append(line)
+    }
     let counters = statistics.keys.sorted().filter {
-      !["StateFile", "Names", "NamesWithState", "Capacity", "StartTime", "ProcessID"].contains($0)
+      !["StateFile", "Names", "NamesWithState", "Capacity", "StartTime", "ProcessID", "Bridges"]
+        .contains($0)
     }
     if !counters.isEmpty {
       lines.append(
@@ -312,13 +325,46 @@ public enum NotifyBusTool {
 
   static func json(_ text: String) -> String { NotifyWatch.jsonString(text) }
 
-  /// A statistic as JSON: numbers as numbers, strings quoted.
+  /// A statistic as JSON: numbers as numbers, strings quoted, arrays and string-keyed
+  /// dictionaries (the bridges' rows) as JSON arrays and objects.
   static func jsonValue(_ value: DBusValue) -> String {
     if let number = value.uint64Value { return String(number) }
     if let number = value.int64Value { return String(number) }
     if let flag = value.boolValue { return String(flag) }
     if let text = value.stringValue { return json(text) }
-    return "null"
+    switch value {
+    case .variant(let inner):
+      return jsonValue(inner)
+    case .array(_, let elements):
+      return "[" + elements.map(jsonValue).joined(separator: ",") + "]"
+    case .dictionary(_, _, let entries):
+      let members = entries.compactMap { entry in
+        entry.key.stringValue.map { json($0) + ":" + jsonValue(entry.value) }
+      }
+      return "{" + members.joined(separator: ",") + "}"
+    default:
+      return "null"
+    }
+  }
+
+  /// The rows of notifyd's `Bridges` statistic (`aa{sv}`), one per broker.
+  static func bridgeRows(_ value: DBusValue?) -> [[String: DBusValue]] {
+    var value = value
+    if case .variant(let inner)? = value { value = inner }
+    guard case .array(_, let rows)? = value else { return [] }
+    return rows.compactMap { row in
+      guard case .dictionary(_, _, let entries) = row else { return nil }
+      var fields: [String: DBusValue] = [:]
+      for entry in entries {
+        guard let key = entry.key.stringValue else { continue }
+        if case .variant(let inner) = entry.value {
+          fields[key] = inner
+        } else {
+          fields[key] = entry.value
+        }
+      }
+      return fields
+    }
   }
 
   /// `2026-12-01T09:18:06Z`.

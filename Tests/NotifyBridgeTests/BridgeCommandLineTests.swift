@@ -82,6 +82,19 @@ struct BridgeCommandLineTests {
     #expect(rows.count == 1)
     #expect(rows.first?["Broker"] == .string(broker.url))
     #expect(rows.first?["Connected"] == .boolean(true))
+    // notifybus status shows the bridge, as a line and as JSON.
+    let environment = ["NOTIFYBUS_BUS_ADDRESS": host.bus.address.rawValue]
+    let status = try await Products.runAsync("notifybus", ["status"], environment: environment)
+    #expect(
+      status.output.contains(
+        "  bridge \(broker.url): connected, published 0, received 0, queued 0, dropped 0, "),
+      "\(status)")
+    #expect(!status.output.contains("Bridges"), "\(status)")
+    let json = try await Products.runAsync(
+      "notifybus", ["status", "--json"], environment: environment)
+    #expect(json.output.contains("\"Bridges\":[{"), "\(json)")
+    #expect(json.output.contains("\"Broker\":\"\(broker.url)\""), "\(json)")
+    #expect(json.output.contains("\"Connected\":true"), "\(json)")
     // The status dump has a line for the bridge.
     host.process.kill(SIGUSR1)
     let deadline = ContinuousClock.now + .seconds(10)

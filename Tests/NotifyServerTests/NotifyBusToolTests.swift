@@ -42,8 +42,8 @@ struct NotifyBusToolTests {
       """)
     #expect(set.status == 0, "\(set)")
     #expect(set.output == "   uint64 5\n(uint64 5,)\nt 5\n", "\(set)")
-    // dbus-monitor sees a post from notify-post; a hand-written dbus-send post, on the
-    // interface notifybus names, reaches notify-watch.
+    // dbus-monitor sees a post from notify-post; hand-written dbus-send and gdbus posts, the
+    // commands Protocol/notify.md gives, on the interface notifybus names, reach notify-watch.
     let monitor = try await shell(
       """
       eval "$(notifybus env)"
@@ -51,16 +51,21 @@ struct NotifyBusToolTests {
       monitor=$!
       notify-watch --count 1 --timeout 10 hand.written > watch.log &
       watch=$!
+      notify-watch --count 1 --timeout 10 gdbus.written > gdbus.log &
+      gdbus=$!
       sleep 0.5
       notify-post group.example.saved
       dbus-send --session --type=signal /org/notifybus/Notify1 \
         "$(notifybus interface hand.written).Posted" string:hand.written
+      gdbus emit --session --object-path /org/notifybus/Notify1 \
+        --signal "$(notifybus interface gdbus.written).Posted" "'gdbus.written'"
       wait $watch; status=$?
+      wait $gdbus || status=$?
       sleep 0.3; kill $monitor
-      cat watch.log monitor.log; exit $status
+      cat watch.log gdbus.log monitor.log; exit $status
       """)
     #expect(monitor.status == 0, "\(monitor)")
-    #expect(monitor.output.hasPrefix("hand.written\n"), "\(monitor)")
+    #expect(monitor.output.hasPrefix("hand.written\ngdbus.written\n"), "\(monitor)")
     #expect(
       monitor.output.contains(
         "interface=org.notifybus.Notify1.N.group.example.saved; member=Posted"),

@@ -19,8 +19,10 @@ public enum NotifyBusTool {
       abstract: "Print DBUS_SESSION_BUS_ADDRESS for the bus the tools use, for eval.",
       discussion: """
         Starts the embedded bus when it is the one chosen and is not running. After \
-        eval "$(notifybus env)", dbus-send --session, gdbus, busctl --user and \
-        dbus-monitor --session reach the same bus as the NotifyBus tools.
+        eval "$(notifybus env)", dbus-send --session, gdbus ... --session, busctl --user \
+        and dbus-monitor --session reach the same bus as the NotifyBus tools. Post with \
+        --session, not --address: with --address, dbus-send and gdbus send before \
+        registering on the bus, which drops their signal.
         """,
       options: [.bus]),
     CommandDescription(

@@ -122,8 +122,11 @@ static int start_receiver(struct receiver *r, const char *address, pthread_t *th
   return pthread_create(thread, NULL, receive, r);
 }
 
-int cbaseline_latency(const char *address, int count, double *samples) {
-  struct receiver r = {.expected = count, .samples = samples};
+/* One latency run: a tick at a time, each awaited. With `queue`, the receiver runs its
+   handler there (and times from the send, recorded in last_sent). */
+static int run_latency(const char *address, int count, double *samples,
+                       void *queue) {
+  struct receiver r = {.expected = count, .samples = samples, .queue = queue};
   sem_init(&r.arrived, 0, 0);
   pthread_t thread;
   if (start_receiver(&r, address, &thread) != 0) return -1;
@@ -132,6 +135,7 @@ int cbaseline_latency(const char *address, int count, double *samples) {
   int result = 0;
   for (int i = 0; i < count; i++) {
     DBusMessage *message = make_tick((uint64_t)i);
+    if (queue) r.last_sent = now_ns();
     dbus_connection_send(sender, message, NULL);
     dbus_connection_flush(sender);
     dbus_message_unref(message);
@@ -151,35 +155,14 @@ int cbaseline_latency(const char *address, int count, double *samples) {
   return result;
 }
 
+int cbaseline_latency(const char *address, int count, double *samples) {
+  return run_latency(address, count, samples, NULL);
+}
+
 int cbaseline_dispatch_latency(const char *address, int count, double *samples) {
-  struct receiver r = {.expected = count, .samples = samples};
-  r.queue = dispatch_queue_create("org.notifybus.cbaseline.handlers", NULL);
-  sem_init(&r.arrived, 0, 0);
-  pthread_t thread;
-  if (start_receiver(&r, address, &thread) != 0) return -1;
-  DBusConnection *sender = open_connection(address);
-  if (!sender) return -1;
-  int result = 0;
-  for (int i = 0; i < count; i++) {
-    DBusMessage *message = make_tick((uint64_t)i);
-    r.last_sent = now_ns();
-    dbus_connection_send(sender, message, NULL);
-    dbus_connection_flush(sender);
-    dbus_message_unref(message);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 5;
-    if (sem_timedwait(&r.arrived, &deadline) != 0) {
-      result = -1;
-      break;
-    }
-  }
-  r.stop = 1;
-  pthread_join(thread, NULL);
-  close_connection(sender);
-  close_connection(r.connection);
-  sem_destroy(&r.arrived);
-  dispatch_release(r.queue);
+  void *queue = dispatch_queue_create("org.notifybus.cbaseline.handlers", NULL);
+  int result = run_latency(address, count, samples, queue);
+  dispatch_release(queue);
   return result;
 }
 

@@ -51,6 +51,7 @@ let package = Package(
     .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
+    .library(name: "Activation", targets: ["Activation"]),
     .library(name: "Handoff", targets: ["Handoff"]),
     .library(name: "NotifyServer", targets: ["NotifyServer"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
@@ -178,6 +179,10 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
+    /// D-Bus-activatable applications (org.freedesktop.Application: one instance, `Open` of
+    /// URLs, an idle timeout), desktop entries and URL scheme handlers, and opening a URL in
+    /// the application that handles it.
+    .target(name: "Activation", dependencies: ["DBus", "SystemSupport"]),
     /// What the tools share (the version, `--bus`, the bus's ENVIRONMENT and FILES entries),
     /// and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
@@ -191,7 +196,9 @@ let package = Package(
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(
       name: "Handoff",
-      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
+      dependencies: [
+        "Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport", "Activation",
+      ]),
     /// notifyd's MQTT bridge: the libmosquitto connections that carry posts and state
     /// between hosts. It re-exports NotifyBridgeCore.
     ///
@@ -218,7 +225,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
-        "NotifyToolsCore", "CSQLite", "SystemSupport",
+        "NotifyToolsCore", "CSQLite", "SystemSupport", "Activation",
       ],
       path: "Examples/HandoffExamples",
       resources: [.copy("Manifests")]
@@ -369,6 +376,12 @@ let package = Package(
     .testTarget(
       name: "NotifyTests",
       dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
+    ),
+    .testTarget(
+      name: "ActivationTests",
+      dependencies: [
+        "Activation", "DBus", "BusTestSupport", "SystemSupport", "readlater", "share-extension",
+      ]
     ),
     .testTarget(
       name: "NotifyToolsCoreTests",

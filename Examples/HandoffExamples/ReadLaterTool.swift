@@ -62,7 +62,7 @@ public enum ReadLaterTool {
       reading list. The list is an SQLite database in the group container.
       """,
     version: notifyBusVersion,
-    subcommands: [watchCommand, listCommand],
+    subcommands: [watchCommand, listCommand, ReadLaterApp.openCommand],
     environment: ShareExtensionTool.environment,
     files: [
       .init(
@@ -81,6 +81,7 @@ public enum ReadLaterTool {
   public static func run(_ arguments: ParsedArguments) async throws {
     switch arguments.command.name {
     case "watch": try await watch(arguments)
+    case "open": try await ReadLaterApp.open(arguments)
     default: try list(arguments)
     }
   }

@@ -132,6 +132,8 @@ public enum ShareExtensionTool {
     try StandardOutput.writeLine(
       "extension: stored share \(id ?? "-") (\(summary(items[0]))) and posted "
         + "'\(sender.notification)'")
+    // As the seed's extension does after saving: open readlater://import?count=N.
+    try StandardOutput.writeLine(try await ReadLaterApp.openImport(context))
   }
 
   /// The extension item the options describe.

@@ -16,6 +16,7 @@ let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions
   ("CommandLineSupport", ["CommandLineSupport"], false),
   ("DBus", ["DBus", "DBusCore", "Notify"], true),
   ("DefaultsFileReader", ["AppGroups"], false),
+  ("DesktopEntry", ["Activation"], false),
   ("ExtensionManifest", ["ExtensionItems"], true),
   ("ItemCodec", ["ExtensionItems"], false),
   ("KeyLogParser", ["AppGroups"], false),
@@ -305,7 +306,7 @@ let package = Package(
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
         "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
-        "CMQTTBaseline",
+        "CMQTTBaseline", "Activation",
       ],
       path: "Benchmarks/notifybus-bench"
     ),

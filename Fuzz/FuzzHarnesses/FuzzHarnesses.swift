@@ -5,6 +5,7 @@ import BridgeMessageFuzz
 import CommandLineSupportFuzz
 import DBusFuzz
 import DefaultsFileReaderFuzz
+import DesktopEntryFuzz
 import ExtensionManifestFuzz
 import ItemCodecFuzz
 import KeyLogParserFuzz
@@ -23,6 +24,7 @@ public let fuzzHarnesses: [String: FuzzHarness] = [
   "CommandLineSupport": CommandLineSupportFuzz.fuzz,
   "DBus": DBusFuzz.fuzz,
   "DefaultsFileReader": DefaultsFileReaderFuzz.fuzz,
+  "DesktopEntry": DesktopEntryFuzz.fuzz,
   "ExtensionManifest": ExtensionManifestFuzz.fuzz,
   "ItemCodec": ItemCodecFuzz.fuzz,
   "KeyLogParser": KeyLogParserFuzz.fuzz,

@@ -433,7 +433,7 @@ let package = Package(
     /// README.md's Swift snippets, compiled against the built modules.
     .testTarget(
       name: "DocumentationTests",
-      dependencies: ["Handoff", "DBus", "Notify", "TestSupport", "SystemSupport"]
+      dependencies: ["Handoff", "Activation", "DBus", "Notify", "TestSupport", "SystemSupport"]
     ),
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(

@@ -7,6 +7,7 @@ public import Handoff
 import Notify
 import NotifyToolsCore
 import Synchronization
+import SystemSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -112,6 +113,10 @@ public enum ReadLaterApp {
       .timeout(
         "--idle-timeout",
         abstract: "Exit after this many seconds without a request (default 10)."),
+      .option(
+        "--log", value: "path",
+        abstract: "Append standard output and error to this file (for a bus-started app)."
+      ).with { $0.completion = .file },
     ],
     exitStatuses: [
       .init(.success, "The idle timeout passed, or the URLs were handed to the running app."),
@@ -139,6 +144,16 @@ public enum ReadLaterApp {
     let group = try ShareExtensionTool.group(from: arguments)
     let notification = try ShareExtensionTool.notification(from: arguments)
     let bus = try arguments.bus() ?? Application.defaultBus
+    if let path = arguments.value("--log") {
+      // Started by the bus, the app has no terminal: its lines go where the user looks.
+      let fd = Glibc.open(absolutePath(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+      guard fd >= 0 else {
+        throw CommandLineError.validation("--log: cannot open '\(path)': \(Errno.current)")
+      }
+      dup2(fd, 1)
+      dup2(fd, 2)
+      close(fd)
+    }
     let application: Application
     switch try await Application.launch(
       id: id, bus: bus, opening: urls, idleTimeout: idleTimeout)

@@ -58,8 +58,10 @@ public enum ReadLaterTool {
     abstract: "The read-later app of the handoff example.",
     discussion: """
       readlater watch drains the group's spool at start and on every doorbell, storing each \
-      share as a reading item (duplicates by URL are dropped); readlater list prints the \
-      reading list. The list is an SQLite database in the group container.
+      share as a reading item (duplicates by URL are dropped); readlater open does the same \
+      as a D-Bus-activatable app, started by the bus for readlater://import?count=N and \
+      exiting when idle; readlater list prints the reading list. The list is an SQLite \
+      database in the group container.
       """,
     version: notifyBusVersion,
     subcommands: [watchCommand, listCommand, ReadLaterApp.openCommand],

@@ -146,13 +146,11 @@ public enum ReadLaterApp {
     let bus = try arguments.bus() ?? Application.defaultBus
     if let path = arguments.value("--log") {
       // Started by the bus, the app has no terminal: its lines go where the user looks.
-      let fd = Glibc.open(absolutePath(path), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-      guard fd >= 0 else {
-        throw CommandLineError.validation("--log: cannot open '\(path)': \(Errno.current)")
+      do {
+        try redirectStandardStreams(appendingTo: absolutePath(path))
+      } catch {
+        throw CommandLineError.validation("--log: \(error).")
       }
-      dup2(fd, 1)
-      dup2(fd, 2)
-      close(fd)
     }
     let application: Application
     switch try await Application.launch(

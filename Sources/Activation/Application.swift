@@ -58,7 +58,29 @@ public final class Application: Sendable {
 
   private struct Pending: Sendable {
     var request: Request
-    var reply: CheckedContinuation<Void, any Error>?
+    var reply: Reply?
+  }
+
+  /// The answer to one call: resumed once; a call the application never handled (the
+  /// queue dropped when ``run(_:)`` ended) is answered with an error when its request
+  /// goes away, so no caller waits for ever.
+  private final class Reply: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Void, any Error>?>
+
+    init(_ continuation: CheckedContinuation<Void, any Error>) {
+      self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ result: Result<Void, any Error>) {
+      continuation.withLock { slot in
+        slot?.resume(with: result)
+        slot = nil
+      }
+    }
+
+    deinit {
+      resume(.failure(DBusError(.failed, "the application ended before handling the call")))
+    }
   }
   private struct State {
     var busy = 0
@@ -134,7 +156,6 @@ public final class Application: Sendable {
       return .primary(application)
     }
     await connection.unexport(at: id.objectPath)
-    defer { Task { await connection.close() } }
     let owner = (try? await connection.owner(of: id.busName)) ?? id.busName
     let call =
       urls.isEmpty
@@ -145,7 +166,9 @@ public final class Application: Sendable {
       )
     do {
       _ = try await connection.call(call)
+      await connection.close()
     } catch {
+      await connection.close()
       throw ActivationError(
         .requestFailed,
         "The running \(id) (\(owner)) refused \(urls.isEmpty ? "to activate" : "the URLs"): "
@@ -169,13 +192,13 @@ public final class Application: Sendable {
     for await pending in requests {
       do {
         try await handler(pending.request)
-        pending.reply?.resume()
+        pending.reply?.resume(.success(()))
       } catch {
         guard let reply = pending.reply else {
           await stop()
           throw error
         }
-        reply.resume(throwing: error)
+        reply.resume(.failure(error))
       }
       noteActivity()
     }
@@ -264,8 +287,10 @@ public final class Application: Sendable {
       }
     }
     do {
-      try await withCheckedThrowingContinuation { (reply: CheckedContinuation<Void, any Error>) in
-        submit.yield(Pending(request: request, reply: reply))
+      try await withCheckedThrowingContinuation {
+        (continuation: CheckedContinuation<Void, any Error>) in
+        // A finished queue drops the request, and with it the reply, which then fails.
+        submit.yield(Pending(request: request, reply: Reply(continuation)))
       }
     } catch let error as ActivationError where error.code == .invalidURL {
       throw DBusError(.invalidArgs, error.message)

@@ -64,3 +64,21 @@ package func regularFiles(below directory: String, suffix: String, depth: Int = 
   }
   return result
 }
+
+/// Sends this process's standard output and standard error to the end of the file at
+/// `path` (created 0600 when missing, never through a symbolic link at `path`): the log of
+/// a program the bus starts with no terminal.
+///
+/// - Throws: ``FileSystemError`` naming the file when it cannot be opened.
+package func redirectStandardStreams(appendingTo path: String) throws(FileSystemError) {
+  let flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC
+  let fd: CInt
+  do {
+    fd = try retryingOnInterrupt { open(path, flags, 0o600) }
+  } catch {
+    throw FileSystemError(.systemCall("open", error), path: path, action: "open the log")
+  }
+  dup2(fd, 1)
+  dup2(fd, 2)
+  close(fd)
+}

@@ -230,16 +230,7 @@ public enum ReadLaterApp {
     }
     doorbells.cancel()
     let totals = importer.totals
-    for error in totals.setAside {
-      try? StandardError.writeLine("app: set aside a corrupt share: \(error.message)")
-    }
-    for path in totals.rejected {
-      try? StandardError.writeLine(
-        "app: rejected a share whose items cannot be decoded; kept at \(path)")
-    }
-    emit(
-      "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs; idle for "
-        + "\(idleTimeout), exiting")
+    emit(ReadLaterTool.summary(totals) + "; idle for \(idleTimeout), exiting")
     await importer.center.close()
     await application.connection.close()
     if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }

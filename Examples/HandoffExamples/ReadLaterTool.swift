@@ -167,6 +167,15 @@ public enum ReadLaterTool {
       throw failure
     }
     let totals = importer.totals
+    try StandardOutput.writeLine(summary(totals))
+    await importer.center.close()
+    if count != nil, case .timedOut = ending { throw ExitCode(2) }
+    if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }
+  }
+
+  /// The closing line, `app: imported N, dropped M duplicate URLs` and what was set aside
+  /// or rejected; each share set aside or rejected is named on standard error first.
+  static func summary(_ totals: PendingImporter.DrainReport) -> String {
     for error in totals.setAside {
       try? StandardError.writeLine("app: set aside a corrupt share: \(error.message)")
     }
@@ -177,10 +186,7 @@ public enum ReadLaterTool {
     var line = "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs"
     if !totals.setAside.isEmpty { line += ", set aside \(totals.setAside.count) corrupt" }
     if !totals.rejected.isEmpty { line += ", rejected \(totals.rejected.count) undecodable" }
-    try StandardOutput.writeLine(line)
-    await importer.center.close()
-    if count != nil, case .timedOut = ending { throw ExitCode(2) }
-    if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }
+    return line
   }
 
   /// Runs `readlater list`.

@@ -61,7 +61,10 @@ public enum ShareExtensionTool {
     ],
     exitStatuses: [
       .init(.success, "The item was stored and the doorbell posted."),
-      .init(.failure, "The item could not be stored, or the doorbell could not be posted."),
+      .init(
+        .failure,
+        "The item could not be stored, the doorbell could not be posted, or the installed app "
+          + "did not open readlater://import (the share is stored then)."),
       .init(
         .validationFailure,
         "An argument was invalid (the message names it), or the activation rule refused the "

@@ -49,15 +49,7 @@ enum ActivationSuite: BenchmarkSuite {
       toFile: bus.serviceDirectory + "/\(id.serviceFileName)", atomically: true, encoding: .utf8)
     let connection = try await BusConnection.connect(to: .address(bus.address))
     defer { Task { await connection.close() } }
-    _ = try await connection.call(
-      .methodCall(
-        destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-        member: "UpdateActivationEnvironment",
-        body: [
-          .dictionary(
-            keyType: "s", valueType: "s",
-            [.init(.string("NOTIFYBUS_GROUPS_DIR"), .string(root + "/groups"))])
-        ]))
+    try await bus.updateActivationEnvironment(["NOTIFYBUS_GROUPS_DIR": root + "/groups"])
     let directories = ApplicationDirectories(
       dataDirectories: [root + "/data-home"], configDirectories: [])
     let sender = try HandoffSender(

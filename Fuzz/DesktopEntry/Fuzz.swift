@@ -9,10 +9,10 @@ public func fuzz(_ bytes: [UInt8]) {
   precondition(Set(entry.groups.map(\.name)).count == entry.groups.count, "a repeated group")
   for group in entry.groups {
     precondition(Set(group.entries.map(\.key)).count == group.entries.count, "a repeated key")
-    for (key, _) in group.entries {
-      _ = try? entry.string(key, in: group.name)
-      _ = try? entry.strings(key, in: group.name)
-      _ = try? entry.boolean(key, in: group.name)
+    for line in group.entries {
+      _ = try? entry.string(line.key, in: group.name)
+      _ = try? entry.strings(line.key, in: group.name)
+      _ = try? entry.boolean(line.key, in: group.name)
     }
   }
   _ = (entry.isDBusActivatable, entry.isHidden, entry.mimeTypes)

@@ -22,19 +22,16 @@ public struct DesktopEntry: Sendable, Hashable {
   public struct Group: Sendable, Hashable {
     /// The name between the brackets.
     public var name: String
-    /// The keys (with any `[locale]` suffix) and raw values, in file order.
-    public var entries: [(key: String, value: String)]
+    /// The entries, in file order.
+    public var entries: [Entry]
+  }
 
-    public static func == (lhs: Group, rhs: Group) -> Bool {
-      lhs.name == rhs.name && lhs.entries.elementsEqual(rhs.entries) { $0 == $1 }
-    }
-    public func hash(into hasher: inout Hasher) {
-      hasher.combine(name)
-      for entry in entries {
-        hasher.combine(entry.key)
-        hasher.combine(entry.value)
-      }
-    }
+  /// One `Key=Value` line.
+  public struct Entry: Sendable, Hashable {
+    /// The key, with any `[locale]` suffix.
+    public var key: String
+    /// The value as written, blanks around `=` dropped, escapes left in.
+    public var value: String
   }
 
   /// The groups, in file order.
@@ -109,7 +106,7 @@ public struct DesktopEntry: Sendable, Hashable {
           path: path, line: number, "repeats the key \(key) in [\(groups[groups.count - 1].name)]")
       }
       let value = String(trimmed[trimmed.index(after: equals)...].drop { $0 == " " })
-      groups[groups.count - 1].entries.append((key, value))
+      groups[groups.count - 1].entries.append(Entry(key: key, value: value))
     }
   }
 

@@ -41,19 +41,7 @@ final class ActivationFixture: Sendable {
     writeFile(bus.serviceDirectory + "/org.notifybus.ReadLater.service", service)
     if installEntry { try await self.installEntry() }
     // What the bus passes to the programs it starts, as a desktop session sets it.
-    let connection = try await BusConnection.connect(to: .address(bus.address))
-    _ = try await connection.call(
-      .methodCall(
-        destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-        member: "UpdateActivationEnvironment",
-        body: [
-          .dictionary(
-            keyType: "s", valueType: "s",
-            activationEnvironment.sorted { $0.key < $1.key }.map {
-              .init(.string($0.key), .string($0.value))
-            })
-        ]))
-    await connection.close()
+    try await bus.updateActivationEnvironment(activationEnvironment)
   }
 
   var entryPath: String { root + "/data-home/applications/org.notifybus.ReadLater.desktop" }
@@ -61,11 +49,11 @@ final class ActivationFixture: Sendable {
   /// Installs the desktop entry as Scripts/install does: the file, its Exec naming this
   /// build's readlater, then `update-desktop-database` (GIO finds handlers through the
   /// `mimeinfo.cache` it writes).
-  func installEntry() async throws {
+  func installEntry(_ edit: (String) -> String = { $0 }) async throws {
     let entry =
       (readFile(Repository.path("Protocol/applications/org.notifybus.ReadLater.desktop")) ?? "")
       .replacing("/usr/bin/readlater", with: Products.path("readlater"))
-    writeFile(entryPath, entry)
+    writeFile(entryPath, edit(entry))
     let update = try await Products.runCommandAsync(
       "update-desktop-database", [root + "/data-home/applications"])
     guard update.status == 0 else {

@@ -202,6 +202,29 @@ struct ActivationProcessTests {
     await connection.close()
   }
 
+  @Test func anEntryWithoutDBusActivationOpensThroughTheDesktopsHandler() async throws {
+    guard access("/usr/bin/gio", X_OK) == 0 else { return }
+    let fixture = try await ActivationFixture()
+    try await fixture.installEntry { entry in
+      entry.replacing("DBusActivatable=true", with: "DBusActivatable=false")
+        .replacing("open %U", with: "open --idle-timeout 1 %U")
+    }
+    let connection = try await BusConnection.connect(to: .address(fixture.bus.address))
+    let share = try await fixture.share("https://example.com/exec")
+    #expect(share.status == 0, "\(share)")
+    #expect(
+      share.output.contains(
+        "opened readlater://import?count=1 with the desktop's handler "
+          + "(gio open readlater://import?count=1) for org.notifybus.ReadLater.desktop"),
+      "\(share)")
+    // gio ran the entry's Exec line: a readlater of its own, not one the bus started.
+    #expect(
+      try await waitUntil(timeout: .seconds(30), every: .milliseconds(50)) {
+        try await fixture.storedURLs() == ["https://example.com/exec"]
+      })
+    await connection.close()
+  }
+
   @Test func anActivatableEntryWithoutAServiceFileIsAnActivationError() async throws {
     let fixture = try await ActivationFixture()
     unlink(fixture.bus.serviceDirectory + "/org.notifybus.ReadLater.service")

@@ -4,6 +4,7 @@ import ExtensionItems
 import Foundation
 import Handoff
 import Synchronization
+import TestSupport
 import Testing
 
 /// The extension request with lazy providers and its time limit, against a real spool on a
@@ -249,5 +250,23 @@ struct ExtensionContextTests {
       #expect(error?.code == .invalidTimeLimit)
       #expect(error?.message.hasPrefix("NOTIFYBUS_EXTENSION_TIME_LIMIT=\(bad) is not") == true)
     }
+  }
+
+  /// share-extension takes the limit from the environment: a bad value is a usage error
+  /// and stores nothing; a good one lets the share through.
+  @Test func shareExtensionReadsTheTimeLimit() throws {
+    let fixture = try HandoffFixture()
+    var environment = fixture.environment
+    environment["DBUS_SESSION_BUS_ADDRESS"] = ""
+    environment[ExtensionContext.timeLimitEnvironmentVariable] = "soon"
+    let arguments = ["--url", "https://example.com/limit"]
+    let refused = try Products.run("share-extension", arguments, environment: environment)
+    #expect(refused.status == 64, "\(refused)")
+    #expect(refused.error.contains("NOTIFYBUS_EXTENSION_TIME_LIMIT=soon is not a time limit"))
+    #expect(try fixture.pendingInSpool() == 0)
+    environment[ExtensionContext.timeLimitEnvironmentVariable] = "5"
+    let stored = try Products.run("share-extension", arguments, environment: environment)
+    #expect(stored.status == 0, "\(stored)")
+    #expect(try fixture.pendingInSpool() == 1)
   }
 }

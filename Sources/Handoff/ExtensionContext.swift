@@ -129,11 +129,12 @@ public final class ExtensionContext: Sendable {
     -> String?
   {
     try checkOpen()
-    let items = items ?? []
-    let loaded: [ExtensionItem]
+    var loaded = items ?? []
     do {
-      loaded = try await scope.perform(nil) { () throws(ItemProviderError) in
-        try await ExtensionItem.loaded(items)
+      if loaded.contains(where: \.hasLazyRepresentations) {
+        loaded = try await scope.perform(nil) { [loaded] () throws(ItemProviderError) in
+          try await ExtensionItem.loaded(loaded)
+        }
       }
     } catch {
       if let timedOut = scope.timedOutError { throw timedOut }

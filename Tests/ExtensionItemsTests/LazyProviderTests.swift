@@ -6,7 +6,7 @@ import Testing
 
 /// Lazy providers: types registered with a load handler (`registerItem(forTypeIdentifier:
 /// loadHandler:)`, `registerDataRepresentation`), loaded only when a consumer asks.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct LazyProviderTests {
   private let temporary = TemporaryDirectory("lazy-provider")
   private var directory: URL { URL(filePath: temporary.path, directoryHint: .isDirectory) }

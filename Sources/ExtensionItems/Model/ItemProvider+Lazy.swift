@@ -167,15 +167,9 @@ extension ItemProvider {
   }
 
   /// This provider with every lazy representation's loads run through `transform`.
-  package func mappingLazyLoads(
-    _ transform:
-      @escaping @Sendable (
-        _ type: UniformType,
-        _ load:
-          @escaping @Sendable () async throws(ItemProviderError) ->
-          ItemRepresentation.Content
-      ) async throws(ItemProviderError) -> ItemRepresentation.Content
-  ) -> ItemProvider {
+  package func mappingLazyLoads(_ transform: @escaping LazyRepresentation.LoadTransform)
+    -> ItemProvider
+  {
     guard hasLazyRepresentations else { return self }
     var copy = self
     copy.lazyRepresentations = lazyRepresentations.map { $0.mappingLoad(transform) }

@@ -35,25 +35,24 @@ public struct LazyRepresentation: Hashable, Sendable {
     try await loader.load(type)
   }
 
-  /// The same registration, its loads run through `transform`.
-  ///
-  /// `transform` must call the load it is given at most once. Used to tie loads to an
+  /// One load of a registration.
+  package typealias Load =
+    @Sendable () async throws(ItemProviderError) ->
+    ItemRepresentation.Content
+  /// Runs a registration's load (of the given type) in some other way, calling it at most
+  /// once.
+  package typealias LoadTransform =
+    @Sendable (_ type: UniformType, _ load: @escaping Load)
+    async throws(ItemProviderError) -> ItemRepresentation.Content
+
+  /// The same registration, its loads run through `transform`; used to tie loads to an
   /// extension request's time limit.
-  package func mappingLoad(
-    _ transform:
-      @escaping @Sendable (
-        _ type: UniformType,
-        _ load:
-          @escaping @Sendable () async throws(ItemProviderError) ->
-          ItemRepresentation.Content
-      ) async throws(ItemProviderError) -> ItemRepresentation.Content
-  ) -> LazyRepresentation {
+  package func mappingLoad(_ transform: @escaping LoadTransform) -> LazyRepresentation {
     let inner = loader
     let type = self.type
     return LazyRepresentation(
       type: type, visibility: visibility, promisedKind: promisedKind,
-      loader: ItemLoader(wrapping: {
-        () async throws(ItemProviderError) -> ItemRepresentation.Content in
+      loader: ItemLoader(wrapping: { () async throws(ItemProviderError) in
         try await transform(type) { () async throws(ItemProviderError) in
           try await inner.load(type)
         }
@@ -83,7 +82,7 @@ final class ItemLoader: Sendable {
     /// async forms adapted to one).
     case handler(@Sendable (_ complete: @escaping Completion) async -> Void)
     /// Another loader's load, transformed (``LazyRepresentation/mappingLoad(_:)``).
-    case wrapped(@Sendable () async throws(ItemProviderError) -> ItemRepresentation.Content)
+    case wrapped(LazyRepresentation.Load)
   }
 
   private let body: Body
@@ -92,11 +91,7 @@ final class ItemLoader: Sendable {
     body = .handler(handler)
   }
 
-  init(
-    wrapping load:
-      @escaping @Sendable () async throws(ItemProviderError) ->
-      ItemRepresentation.Content
-  ) {
+  init(wrapping load: @escaping LazyRepresentation.Load) {
     body = .wrapped(load)
   }
 

@@ -139,10 +139,11 @@ final class ItemLoader: Sendable {
 
 /// The state of one load: its continuation, resumed exactly once, and the handler's task.
 private final class PendingLoad: Sendable {
+  typealias LoadResult = Result<ItemRepresentation.Content, ItemProviderError>
+
   private struct State {
-    var continuation:
-      CheckedContinuation<Result<ItemRepresentation.Content, ItemProviderError>, Never>?
-    var result: Result<ItemRepresentation.Content, ItemProviderError>?
+    var continuation: CheckedContinuation<LoadResult, Never>?
+    var result: LoadResult?
     var task: Task<Void, Never>?
     var cancelTask = false
   }
@@ -150,12 +151,8 @@ private final class PendingLoad: Sendable {
 
   /// Installs the continuation; `false` when the load already ended (cancelled before it
   /// started), in which case the continuation has been resumed.
-  func start(
-    _ continuation: CheckedContinuation<
-      Result<ItemRepresentation.Content, ItemProviderError>, Never
-    >
-  ) -> Bool {
-    let ended: Result<ItemRepresentation.Content, ItemProviderError>? = state.withLock {
+  func start(_ continuation: CheckedContinuation<LoadResult, Never>) -> Bool {
+    let ended: LoadResult? = state.withLock {
       if let result = $0.result { return result }
       $0.continuation = continuation
       return nil
@@ -174,14 +171,9 @@ private final class PendingLoad: Sendable {
   }
 
   /// Ends the load with `result` unless it already ended; a second completion is ignored.
-  func finish(
-    _ result: Result<ItemRepresentation.Content, ItemProviderError>, cancelling: Bool = false
-  ) {
+  func finish(_ result: LoadResult, cancelling: Bool = false) {
     let (continuation, task) = state.withLock {
-      state -> (
-        CheckedContinuation<Result<ItemRepresentation.Content, ItemProviderError>, Never>?,
-        Task<Void, Never>?
-      ) in
+      state -> (CheckedContinuation<LoadResult, Never>?, Task<Void, Never>?) in
       if cancelling { state.cancelTask = true }
       guard state.result == nil else { return (nil, nil) }
       state.result = result

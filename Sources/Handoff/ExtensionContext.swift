@@ -26,9 +26,9 @@ import Synchronization
 /// ``Outcome/cancelled(_:)`` with a ``HandoffError/Code/timedOut`` error, every lazy load
 /// of ``inputItems`` in flight ends with ``ItemProviderError/Code/cancelled`` (and later
 /// ones fail so at once), a ``completeRequest(returningItems:)`` still loading throws
-/// ``HandoffError/Code/timedOut``, and nothing is stored. Once the items are loaded and
-/// their one atomic spool entry is being written, the request completes: the spool never
-/// holds part of a share. The example tools take the limit from
+/// ``HandoffError/Code/timedOut``, and nothing is stored. The deadline is checked again
+/// when storing begins. Once the items are loaded and their one atomic spool entry is being
+/// written, the request completes: the spool never holds part of a share. The example tools take the limit from
 /// ``timeLimitEnvironmentVariable`` (``timeLimit(fromEnvironment:)``).
 public final class ExtensionContext: Sendable {
   /// The items the host offered (`inputItems`).

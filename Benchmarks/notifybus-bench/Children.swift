@@ -61,9 +61,17 @@ enum Children {
   }
 
   /// Holds `count` registrations of distinct names and reports the memory they take.
+  ///
+  /// A connection holds at most 50,000 match rules (the bus's
+  /// `max_match_rules_per_connection`), so distinct names go on one center per 40,000.
   static func notifyHold(address: String, count: Int, sameName: Bool) async throws {
-    let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
-    _ = try await center.registerCheck("bench.hold.warmup")
+    var centers: [NotifyCenter] = []
+    for _ in 0..<(sameName ? 1 : max(1, (count + 39_999) / 40_000)) {
+      let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
+      _ = try await center.registerCheck("bench.hold.warmup")
+      centers.append(center)
+    }
+    let spread = centers
     // Count what the registrations hold, not what malloc keeps of freed set-up garbage.
     _ = mallocTrim(0)
     let before = residentBytes()
@@ -72,7 +80,7 @@ enum Children {
         group.addTask {
           for index in stride(from: worker, to: count, by: 16) {
             let name = sameName ? "bench.idle.shared" : "bench.idle.name\(index)"
-            _ = try await center.registerCheck(NotifyName(name))
+            _ = try await spread[index % spread.count].registerCheck(NotifyName(name))
           }
         }
       }
@@ -84,7 +92,7 @@ enum Children {
     fflush(stdout)
     // The center is not used again; an optimized build would release it (closing the
     // connection, so the bus would hold none of the registrations) without this.
-    withExtendedLifetime(center) {
+    withExtendedLifetime(centers) {
       while true { pause() }
     }
   }

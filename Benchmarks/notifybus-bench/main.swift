@@ -19,7 +19,7 @@ let suites: [any BenchmarkSuite.Type] = [
   ItemCodecSuite.self, SpoolSuite.self,
   CommandLineSuite.self,
   HandoffSuite.self,
-  NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self,
+  NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self, ScaleSuite.self,
 ]
 
 if CommandLine.arguments.dropFirst().first == "--child" {

@@ -153,17 +153,18 @@ enum ScaleSuite: BenchmarkSuite {
     var rows: [BenchmarkRow] = []
     let one = times[1000] ?? []
     func growthRows(
-      _ label: String, _ size: Int, subject: Double, baseline: Double, growthTarget: Bool
+      _ label: String, _ size: Int, _ what: String, subject: Double, baseline: Double,
+      growthTarget: Bool
     ) -> [BenchmarkRow] {
       var rows = [
         BenchmarkRow(
-          name: "\(label) per op, \(size) vs 1000", unit: "µs", subject: subject,
+          name: "\(label) per op, \(size) vs 1000 \(what)", unit: "µs", subject: subject,
           baselineName: "same, 1000", baseline: baseline, higherIsBetter: false, target: nil)
       ]
       if growthTarget {
         rows.append(
           BenchmarkRow(
-            name: "\(label): growth \(size) vs 1000, against a Dictionary's", unit: "x",
+            name: "\(label) growth, \(size) vs 1000 \(what), vs a Dictionary's", unit: "x",
             subject: subject / baseline, baselineName: "Dictionary update",
             baseline: reference(size) / referenceAtOne, higherIsBetter: false, target: 2))
       }
@@ -175,12 +176,13 @@ enum ScaleSuite: BenchmarkSuite {
     ] {
       for size in sizes.dropFirst() {
         rows += growthRows(
-          "\(label), one name", size, subject: perOperation(times[size] ?? [], size, time),
+          label, size, "of one name", subject: perOperation(times[size] ?? [], size, time),
           baseline: perOperation(one, 1000, time), growthTarget: size == largest)
       }
     }
     rows += growthRows(
-      "cancel, sharing a descriptor", shared, subject: perOperation(sharedTimes, shared, \.cancel),
+      "cancel", shared, "sharing a descriptor",
+      subject: perOperation(sharedTimes, shared, \.cancel),
       baseline: perOperation(small, 1000, \.cancel), growthTarget: true)
     rows += [
       BenchmarkRow(

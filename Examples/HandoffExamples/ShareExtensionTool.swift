@@ -63,14 +63,20 @@ public enum ShareExtensionTool {
       .init(.success, "The item was stored and the doorbell posted."),
       .init(
         .failure,
-        "The item could not be stored, the doorbell could not be posted, or the installed app "
-          + "did not open readlater://import (the share is stored then)."),
+        "The item could not be stored (or the request passed its time limit), the doorbell "
+          + "could not be posted, or the installed app did not open readlater://import (the "
+          + "share is stored then)."),
       .init(
         .validationFailure,
         "An argument was invalid (the message names it), or the activation rule refused the "
           + "item (the message names the rule)."),
     ],
-    environment: ShareExtensionTool.environment,
+    environment: ShareExtensionTool.environment + [
+      .init(
+        ExtensionContext.timeLimitEnvironmentVariable,
+        "The extension request's time limit in seconds (default 30): past it the request is "
+          + "cancelled, loads in flight end and nothing is stored.")
+    ],
     files: [
       .init(
         "$XDG_DATA_HOME/notifybus/groups/GROUP/",
@@ -119,6 +125,12 @@ public enum ShareExtensionTool {
     let group = try group(from: arguments)
     let notification = try notification(from: arguments)
     let bus = try arguments.bus() ?? .automatic
+    let timeLimit: Duration
+    do {
+      timeLimit = try ExtensionContext.timeLimit()
+    } catch {
+      throw CommandLineError.validation(error.message)
+    }
     let items = [try item(from: arguments)]
     let manifest = try manifest(from: arguments)
     guard let rule = manifest.activationRule else {
@@ -130,7 +142,7 @@ public enum ShareExtensionTool {
     }
     let sender = try await HandoffSender.connect(
       group: group.rawValue, notification: notification.rawValue, bus: bus)
-    let context = ExtensionContext(inputItems: items, sender: sender)
+    let context = ExtensionContext(inputItems: items, sender: sender, timeLimit: timeLimit)
     let id = try await context.completeRequest(returningItems: context.inputItems)
     try StandardOutput.writeLine(
       "extension: stored share \(id ?? "-") (\(summary(items[0]))) and posted "

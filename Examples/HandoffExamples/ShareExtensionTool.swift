@@ -207,30 +207,8 @@ public enum ShareExtensionTool {
     }
     let sender: HandoffSender
     if let composer {
-      let connected = ConnectedSender()
-      let shown = item
-      let outcome = try await composer.compose(
-        heading: manifest.displayName ?? "Share",
-        text: item.attributedContentText?.string ?? ""
-      ) {
-        let sender = try await connect()
-        connected.value.withLock { $0 = sender }
-        return preview(of: shown)
-      }
-      let connectedSender = connected.value.withLock { $0 }
-      switch (outcome, connectedSender) {
-      case (.post(let text), let connectedSender?):
-        item.attributedContentText = AttributedText(text)
-        sender = connectedSender
-      default:
-        // Cancelled, possibly while loading: the request ends and nothing is stored.
-        if let connectedSender {
-          let context = ExtensionContext(inputItems: [item], sender: connectedSender)
-          try context.cancelRequest(withError: ShareCancelled())
-        }
-        try StandardOutput.writeLine("extension: cancelled; nothing was stored")
-        throw ExitCode.cancelled
-      }
+      (item, sender) = try await compose(
+        item, on: composer, heading: manifest.displayName ?? "Share", connect: connect)
     } else {
       sender = try await connect()
     }
@@ -239,6 +217,39 @@ public enum ShareExtensionTool {
     try StandardOutput.writeLine(
       "extension: stored share \(id ?? "-") (\(summary(item))) and posted "
         + "'\(sender.notification)'")
+  }
+
+  /// Shows the compose sheet while the request connects, and returns the item with the
+  /// posted text as its content text, and the connected sender.
+  ///
+  /// - Throws: ``ExitCode/cancelled`` after Cancel, which ends the request
+  ///   (`cancelRequest(withError:)`) when it had connected; what `connect` throws.
+  private static func compose(
+    _ item: ExtensionItem, on composer: any ShareComposer, heading: String,
+    connect: @escaping @Sendable () async throws -> HandoffSender
+  ) async throws -> (ExtensionItem, HandoffSender) {
+    let connected = ConnectedSender()
+    let outcome = try await composer.compose(
+      heading: heading, text: item.attributedContentText?.string ?? ""
+    ) {
+      let sender = try await connect()
+      connected.value.withLock { $0 = sender }
+      return preview(of: item)
+    }
+    switch (outcome, connected.value.withLock { $0 }) {
+    case (.post(let text), let sender?):
+      var posted = item
+      posted.attributedContentText = AttributedText(text)
+      return (posted, sender)
+    case (_, let sender):
+      // Cancelled, possibly while loading: the request ends and nothing is stored.
+      if let sender {
+        try ExtensionContext(inputItems: [item], sender: sender)
+          .cancelRequest(withError: ShareCancelled())
+      }
+      try StandardOutput.writeLine("extension: cancelled; nothing was stored")
+      throw ExitCode.cancelled
+    }
   }
 
   /// The sender the compose sheet's loading connected, once it has.

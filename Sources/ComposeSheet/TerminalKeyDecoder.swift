@@ -8,7 +8,8 @@
 /// - CSI sequences (`ESC [` parameters, final byte): arrows `A B C D`, Home `H` / `1~` /
 ///   `7~`, End `F` / `4~` / `8~`, Delete `3~`, Shift-Tab `Z`; SS3 sequences (`ESC O` and
 ///   `A B C D H F`), as terminals send in application-cursor mode. Any other well-formed
-///   sequence is skipped whole, and one longer than ``maximumSequenceLength`` bytes is dropped;
+///   sequence is skipped whole; the first ``maximumSequenceLength`` bytes of a longer one are
+///   dropped, whatever follows them;
 /// - bracketed paste (`ESC [ 200 ~` … `ESC [ 201 ~`): the text between becomes characters,
 ///   with line breaks and tabs read as spaces, so pasting several lines never presses Enter;
 /// - `ESC` followed by anything else is Escape, then that byte; an `ESC` that ends the input
@@ -107,10 +108,14 @@ public struct TerminalKeyDecoder: Sendable {
     switch pending[index + 1] {
     case UInt8(ascii: "["):
       var end = index + 2
-      while end < pending.count, (0x20...0x3F).contains(pending[end]) { end += 1 }
-      guard end < pending.count else {
-        return end - index >= Self.maximumSequenceLength ? (end - index, []) : nil
+      while end < pending.count, end - index < Self.maximumSequenceLength,
+        (0x20...0x3F).contains(pending[end])
+      {
+        end += 1
       }
+      // Too long to be a key: dropped, however it ends.
+      if end - index >= Self.maximumSequenceLength { return (end - index, []) }
+      guard end < pending.count else { return nil }
       let final = pending[end]
       let length = end - index + 1
       guard (0x40...0x7E).contains(final) else { return (length - 1, []) }

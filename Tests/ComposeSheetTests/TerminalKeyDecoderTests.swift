@@ -53,9 +53,9 @@ struct TerminalKeyDecoderTests {
       decoder.decode([0x80, 0xC0, 0xAF, 0xE2, 0x41, 0x1C, 0xFF, 0x42])
         == [.character("A"), .character("B")])
     #expect(decoder.flush() == [])
-    // An unterminated CSI longer than the limit is dropped rather than kept for ever.
+    // An unterminated CSI as long as the limit is dropped rather than kept for ever.
     var long = TerminalKeyDecoder()
-    let garbage = [0x1B, 0x5B] + [UInt8](repeating: 0x30, count: 40)
+    let garbage = [0x1B, 0x5B] + [UInt8](repeating: 0x30, count: 30)
     #expect(long.decode(garbage).isEmpty)
     #expect(!long.hasPending)
     #expect(long.decode(Array("x".utf8)) == [.character("x")])
@@ -69,5 +69,35 @@ struct TerminalKeyDecoderTests {
     var decoder = TerminalKeyDecoder()
     #expect(decoder.decode(Array("\u{1B}[200~x\u{1B}[2".utf8)) == [.character("x")])
     #expect(decoder.decode(Array("01~\r".utf8)) == [.enter])
+  }
+
+  /// However the bytes are split between reads, they decode to the same keys: random
+  /// inputs over the bytes that matter (ESC, `[`, `O`, digits, `~`, UTF-8 leads, text),
+  /// split at random.
+  @Test func anySplitDecodesTheSame() {
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    func next(_ bound: Int) -> Int {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int(state >> 33) % bound
+    }
+    let alphabet: [UInt8] = [
+      0x1B, 0x5B, 0x4F, 0x32, 0x30, 0x31, 0x33, 0x7E, 0x41, 0x5A, 0x3B, 0x0D, 0x7F, 0xC3, 0xA9,
+      0xE2, 0x82, 0xAC, 0x61, 0x00, 0x09,
+    ]
+    for _ in 0..<2000 {
+      let bytes = (0..<next(60)).map { _ in alphabet[next(alphabet.count)] }
+      var whole = TerminalKeyDecoder()
+      let expected = whole.decode(bytes) + whole.flush()
+      var split = TerminalKeyDecoder()
+      var keys: [TerminalKey] = []
+      var index = 0
+      while index < bytes.count {
+        let end = min(bytes.count, index + 1 + next(5))
+        keys += split.decode(bytes[index..<end])
+        index = end
+      }
+      keys += split.flush()
+      #expect(keys == expected, "\(bytes)")
+    }
   }
 }

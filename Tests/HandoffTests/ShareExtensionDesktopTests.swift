@@ -68,6 +68,13 @@ struct ShareExtensionDesktopTests {
       "share-extension", ["--compose", "--no-compose", "https://a.b/"])
     #expect(both.status == 64, "\(both)")
     #expect(both.error.contains("--compose and --no-compose cannot be used together"))
+    // --compose with no terminal at all (setsid: no controlling terminal, no /dev/tty).
+    if Self.has("setsid") {
+      let alone = try await Products.runCommandAsync(
+        "setsid", ["-w", Products.path("share-extension"), "--compose", "https://a.b/"])
+      #expect(alone.status == 64, "\(alone)")
+      #expect(alone.error.contains("--compose: no terminal"), "\(alone)")
+    }
   }
 
   // MARK: Arguments

@@ -43,7 +43,8 @@ struct SharedArgumentTests {
     ("file:///tmp/%zz", .malformed, "% that is not followed by two hex digits"),
     ("file:///tmp/%00", .malformed, "NUL byte"),
     ("file:///tmp/%FF", .malformed, "not UTF-8"),
-    ("a\u{0}b", .malformed, "NUL byte"),
+    ("a\u{0}b", .malformed, "'a?b': it contains a NUL byte"),
+    ("gopher:\u{1B}[2J", .unknownScheme, "'gopher:?[2J'"),
   ])
   func malformedArgumentsAreRefusedWithTheReason(
     _ text: String, _ code: SharedArgumentError.Code, _ reason: String

@@ -200,6 +200,10 @@ struct ShareExtensionDesktopTests {
     defer { escape.close() }
     let sheet = try await escape.waitFor("Text:")
     #expect(sheet.contains("Text:"), "\(sheet)")
+    // A resized terminal gets the sheet drawn to its new width.
+    try await escape.tmux(["resize-window", "-x", "50", "-y", "20"])
+    let narrow = try await escape.waitFor("\n" + String(repeating: "-", count: 50) + "\n")
+    #expect(narrow.contains("\n" + String(repeating: "-", count: 50) + "\n"), "\(narrow)")
     try await escape.send(["Escape"])
     let cancelled = try await escape.waitFor("STTY=")
     #expect(cancelled.contains("EXIT=3"), "\(cancelled)")

@@ -227,9 +227,20 @@ public struct SharedArgumentError: Error, Hashable, Sendable, CustomStringConver
     self.reason = reason
   }
 
-  /// `'ARGUMENT': REASON`, the argument cut at 200 characters.
+  /// `'ARGUMENT': REASON`, the argument cut at 200 characters, and control characters
+  /// shown as `?`, so a file name cannot move a terminal's cursor.
   public var description: String {
-    let shown = argument.count > 200 ? String(argument.prefix(200)) + "..." : argument
-    return "'\(shown)': \(reason)"
+    let cut = argument.unicodeScalars.count > 200
+    let shown = Self.printable(String(argument.unicodeScalars.prefix(200))) + (cut ? "..." : "")
+    return "'\(shown)': \(Self.printable(reason))"
+  }
+
+  private static func printable(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      let isControl = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+      result.unicodeScalars.append(isControl ? "?" : scalar)
+    }
+    return result
   }
 }

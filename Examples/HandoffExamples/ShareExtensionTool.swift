@@ -170,6 +170,15 @@ public enum ShareExtensionTool {
     terminal: (_ forced: Bool) throws -> (any ShareComposer)?
   ) async throws {
     if arguments.contains("--desktop-entry") {
+      let sharing = [
+        "--url", "--title", "--text", "--image", "--file", "--compose", "--no-compose",
+      ]
+      if let option = sharing.first(where: arguments.contains) {
+        throw CommandLineError.validation("--desktop-entry shares nothing: drop \(option).")
+      }
+      if let item = arguments.values("item").first {
+        throw CommandLineError.validation("--desktop-entry shares nothing: drop '\(item)'.")
+      }
       try StandardOutput.write(try desktopEntry(from: arguments).text)
       return
     }

@@ -64,6 +64,10 @@ struct ShareExtensionDesktopTests {
     let stray = try await Products.runAsync("share-extension", ["--exec", "/x", "https://a.b/"])
     #expect(stray.status == 64, "\(stray)")
     #expect(stray.error.contains("--exec is used with --desktop-entry only"), "\(stray)")
+    let mixed = try await Products.runAsync(
+      "share-extension", ["--desktop-entry", "https://a.b/"])
+    #expect(mixed.status == 64, "\(mixed)")
+    #expect(mixed.error.contains("--desktop-entry shares nothing: drop 'https://a.b/'."))
     let both = try await Products.runAsync(
       "share-extension", ["--compose", "--no-compose", "https://a.b/"])
     #expect(both.status == 64, "\(both)")

@@ -94,7 +94,10 @@ public enum ShareExtensionTool {
     ],
     exitStatuses: [
       .init(.success, "The item was stored and the doorbell posted."),
-      .init(.failure, "The item could not be stored, or the doorbell could not be posted."),
+      .init(
+        .failure,
+        "The item could not be stored (or the request passed its time limit), or the doorbell "
+          + "could not be posted."),
       .init(
         .validationFailure,
         "An argument was invalid (the message names it and what is wrong: a URL with a "
@@ -102,7 +105,12 @@ public enum ShareExtensionTool {
           + "FIFO), or the activation rule refused the item (the message names the rule's key)."),
       .init(.cancelled, "Cancel was pressed in the compose sheet: nothing was stored."),
     ],
-    environment: ShareExtensionTool.environment,
+    environment: ShareExtensionTool.environment + [
+      .init(
+        ExtensionContext.timeLimitEnvironmentVariable,
+        "The extension request's time limit in seconds (default 30): past it the request is "
+          + "cancelled, loads in flight end and nothing is stored.")
+    ],
     files: [
       .init(
         "$XDG_DATA_HOME/notifybus/groups/GROUP/",
@@ -191,6 +199,12 @@ public enum ShareExtensionTool {
     let group = try group(from: arguments)
     let notification = try notification(from: arguments)
     let bus = try arguments.bus() ?? .automatic
+    let timeLimit: Duration
+    do {
+      timeLimit = try ExtensionContext.timeLimit()
+    } catch {
+      throw CommandLineError.validation(error.message)
+    }
     var item = try item(from: arguments)
     let manifest = try manifest(from: arguments)
     guard let rule = manifest.activationRule else {
@@ -221,7 +235,8 @@ public enum ShareExtensionTool {
     } else {
       sender = try await connect()
     }
-    let context = ExtensionContext(inputItems: [item], sender: sender)
+    // The time limit runs from Post: the sheet waits for the user, not the request.
+    let context = ExtensionContext(inputItems: [item], sender: sender, timeLimit: timeLimit)
     let id = try await context.completeRequest(returningItems: context.inputItems)
     try StandardOutput.writeLine(
       "extension: stored share \(id ?? "-") (\(summary(item))) and posted "

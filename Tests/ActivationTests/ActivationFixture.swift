@@ -36,7 +36,8 @@ final class ActivationFixture: Sendable {
     let readlater = Products.path("readlater")
     let service = (readFile(Repository.path("Protocol/dbus/org.notifybus.ReadLater.service")) ?? "")
       .replacing(
-        "Exec=/usr/bin/readlater open", with: "Exec=\(readlater) open --idle-timeout \(idleTimeout)"
+        "Exec=/usr/bin/readlater open",
+        with: "Exec=\(readlater) open --idle-timeout \(idleTimeout) --log \(root)/readlater.log"
       )
     writeFile(bus.serviceDirectory + "/org.notifybus.ReadLater.service", service)
     if installEntry { try await self.installEntry() }

@@ -66,6 +66,8 @@ public actor BusConnection {
   var subscribers: [UInt64: Subscriber] = [:]
   var subscribersByInterface: [InterfaceName: InlineList<UInt64>] = [:]
   var subscribersWithoutInterface: [UInt64] = []
+  /// The long strings of recent messages, reused while decoding the next ones.
+  var decodedStrings = StringCache(capacity: 16)
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).
   var objects: [ObjectPath: ExportedObject] = [:]
@@ -422,7 +424,7 @@ public actor BusConnection {
         loop.execute { [weak self] in self?.assumeIsolated { $0.connectionLost() } }
         return DBUS_HANDLER_RESULT_HANDLED
       }
-      deliverSignal(MessageCoding.decode(message))
+      deliverSignal(MessageCoding.decode(message, strings: &decodedStrings))
       return DBUS_HANDLER_RESULT_HANDLED
     case DBUS_MESSAGE_TYPE_METHOD_CALL:
       guard let path = dbus_message_get_path(message) else {
@@ -430,7 +432,7 @@ public actor BusConnection {
       }
       let objectPath = ObjectPath(unchecked: String(cString: path))
       if let object = objects[objectPath] {
-        handleMethodCall(MessageCoding.decode(message), object: object)
+        handleMethodCall(MessageCoding.decode(message, strings: &decodedStrings), object: object)
         return DBUS_HANDLER_RESULT_HANDLED
       }
       // A path above exported objects answers Introspect with its child nodes, so tools

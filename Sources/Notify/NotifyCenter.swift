@@ -55,6 +55,9 @@ public final class NotifyCenter: Sendable {
   let forkGeneration = NotifyProcess.generation
   /// The count of this center's posts, and of its posts of each name.
   private let postCounts = Mutex<(all: UInt64, names: PostCounts)>((0, PostCounts()))
+  /// Dispatch handlers that signals of the connection's current batch asked for, queued
+  /// when the batch has been read (see ``perform(_:batched:)``).
+  private let batchedDispatches = Mutex<[Registry.Action]>([])
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
@@ -400,9 +403,18 @@ public final class NotifyCenter: Sendable {
     let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
     let nameSequence = NotifyWire.nameSequence(in: message)
     let sender = message.sender?.rawValue
-    if let sender, let nameSequence,
-      registry.withLock({ $0.isGap(from: sender, name: name, count: nameSequence) })
-    {
+    // One lock for the gap check and the post.
+    let actions = registry.withLock { registry -> [Registry.Action]? in
+      if let sender, let nameSequence,
+        registry.isGap(from: sender, name: name, count: nameSequence)
+      {
+        return nil
+      }
+      return registry.post(
+        name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence,
+        resynchronization: false)
+    }
+    guard let actions else {
       // The bus dropped posts on their way here: its queue for this connection was full
       // (the process was stopped or starved). Any name may have lost posts, so every
       // registration is told once, as after a reconnect; that delivery stands for this
@@ -410,8 +422,7 @@ public final class NotifyCenter: Sendable {
       resynchronize(gap: true)
       return
     }
-    deliver(
-      name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence)
+    perform(actions, batched: true)
   }
 
   /// Marks every registration of `subject` as posted and delivers to those not
@@ -443,10 +454,26 @@ public final class NotifyCenter: Sendable {
     perform(actions)
   }
 
-  func perform(_ actions: [Registry.Action]) {
+  /// Carries out what the registry asked for, outside its lock.
+  ///
+  /// `batched` is for signals received on the connection's thread: dispatch handlers are
+  /// then queued once the connection has handled the batch of messages that one read
+  /// brought, so that a burst of posts costs one hop to each handler's queue, not one
+  /// per post (the posts coalesce meanwhile, as they do while a handler is queued).
+  func perform(_ actions: [Registry.Action], batched: Bool = false) {
     for action in actions {
       switch action {
       case .dispatch(let queue, let handler, let token):
+        if batched {
+          let first = batchedDispatches.withLock { pending in
+            pending.append(action)
+            return pending.count == 1
+          }
+          if first {
+            connection.afterDispatch { [weak self] in self?.performBatchedDispatches() }
+          }
+          continue
+        }
         queue.async { [weak self] in
           guard let self, self.registry.withLock({ $0.startDispatch(token) }) else { return }
           handler(token)
@@ -459,6 +486,12 @@ public final class NotifyCenter: Sendable {
         handler(token)
       }
     }
+  }
+
+  private func performBatchedDispatches() {
+    var actions: [Registry.Action] = []
+    batchedDispatches.withLock { swap(&actions, &$0) }
+    perform(actions)
   }
 
   // MARK: - Tokens

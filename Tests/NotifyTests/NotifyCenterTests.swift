@@ -67,6 +67,39 @@ struct NotifyCenterTests {
     #expect(try checks.allSatisfy { try watcher.check($0) })
   }
 
+  @Test func aBurstOfPostsReachesEveryHandlerAndItsLastRunSeesTheLastPost() async throws {
+    let poster = try await center()
+    let watcher = try await center()
+    let name: NotifyName = "group.example.burst"
+    let count: UInt64 = 2000
+    // Per registration: how many times its handler ran, and the post count it last saw.
+    let runs = Mutex<[NotifyToken: (runs: Int, lastSeen: UInt64)]>([:])
+    var tokens: [NotifyToken] = []
+    for index in 0..<3 {
+      tokens.append(
+        try await watcher.register(name, queue: DispatchQueue(label: "burst \(index)")) {
+          token in
+          let seen = (try? watcher.postCount(token)) ?? 0
+          runs.withLock { runs in
+            var entry = runs[token] ?? (0, 0)
+            entry.runs += 1
+            entry.lastSeen = max(entry.lastSeen, seen)
+            runs[token] = entry
+          }
+        })
+    }
+    for _ in 0..<count { try poster.post(name) }
+    await waitUntil(timeout: .seconds(30)) {
+      runs.withLock { runs in tokens.allSatisfy { runs[$0]?.lastSeen == count } }
+    }
+    let final = runs.withLock { $0 }
+    for token in tokens {
+      #expect(final[token]?.lastSeen == count)
+      #expect((1...Int(count)).contains(final[token]?.runs ?? 0))
+      #expect(try watcher.postCount(token) == count)
+    }
+  }
+
   @Test func postsWhileSuspendedCoalesceIntoOneDeliveryOnTheLastResume() async throws {
     let center = try await center()
     let name: NotifyName = "group.example.suspend"

@@ -61,6 +61,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   ///
   /// Loop thread only.
   private var connections: [DispatchTarget] = []
+  /// What to run once the current pass of dispatching ends (see ``afterDispatch(_:)``).
+  ///
+  /// Loop thread only.
+  private var afterDispatchWork: [() -> Void] = []
 
   /// Creates a loop and starts its thread.
   init() {
@@ -122,6 +126,19 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   /// Runs `body` on the loop thread, after the work already queued.
   func execute(_ body: @escaping @Sendable () -> Void) {
     submit(.closure(body))
+  }
+
+  /// Runs `body` on the loop thread once the messages read so far are dispatched: right
+  /// after the current pass when called from a message handler, so that a handler can
+  /// gather what a burst of messages asks for and act on it once.
+  ///
+  /// From another thread, it runs after the work already queued.
+  func afterDispatch(_ body: @escaping @Sendable () -> Void) {
+    if inLoop {
+      afterDispatchWork.append(body)
+    } else {
+      execute(body)
+    }
   }
 
   /// Stops the loop after the work already queued; the thread then exits.
@@ -219,7 +236,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   private func dispatchPending() -> Bool {
     connections.removeAll(keepingCapacity: true)
     connectionsToDispatch.withLock { swap(&connections, &$0) }
-    guard !connections.isEmpty else { return true }
+    guard !connections.isEmpty else {
+      runAfterDispatchWork()
+      return true
+    }
     for connection in connections {
       // A handler may close the connection (a deinit that runs on this thread does);
       // the reference keeps the pointer valid until this pass is done with it.
@@ -233,7 +253,17 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
         markForDispatch(connection.raw)
       }
     }
+    runAfterDispatchWork()
     return connectionsToDispatch.withLock { $0.isEmpty }
+  }
+
+  private func runAfterDispatchWork() {
+    // What runs may queue more; that runs too, before the loop polls again.
+    while !afterDispatchWork.isEmpty {
+      var work: [() -> Void] = []
+      swap(&work, &afterDispatchWork)
+      for body in work { body() }
+    }
   }
 
   private func fireTimeouts() {

@@ -37,18 +37,20 @@ package enum MessageCoding {
       }
     guard let raw = dbus_message_new(type) else { throw DBusError(.noMemory, "out of memory") }
     var ok = true
-    if let path = message.path { ok = ok && dbus_message_set_path(raw, path.rawValue) != 0 }
-    if let interface = message.interface {
-      ok = ok && dbus_message_set_interface(raw, interface.rawValue) != 0
+    // `withCString`, not the implicit conversion: that copies a short (inline) string
+    // into a heap array on every call.
+    func set(
+      _ text: String?, _ setter: (OpaquePointer, UnsafePointer<CChar>) -> dbus_bool_t
+    ) {
+      guard ok, let text else { return }
+      ok = text.withCString { setter(raw, $0) } != 0
     }
-    if let member = message.member { ok = ok && dbus_message_set_member(raw, member.rawValue) != 0 }
-    if let errorName = message.errorName {
-      ok = ok && dbus_message_set_error_name(raw, errorName.rawValue) != 0
-    }
-    if let destination = message.destination {
-      ok = ok && dbus_message_set_destination(raw, destination.rawValue) != 0
-    }
-    if let sender = message.sender { ok = ok && dbus_message_set_sender(raw, sender.rawValue) != 0 }
+    set(message.path?.rawValue, dbus_message_set_path)
+    set(message.interface?.rawValue, dbus_message_set_interface)
+    set(message.member?.rawValue, dbus_message_set_member)
+    set(message.errorName?.rawValue, dbus_message_set_error_name)
+    set(message.destination?.rawValue, dbus_message_set_destination)
+    set(message.sender?.rawValue, dbus_message_set_sender)
     if message.replySerial != 0 {
       ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0
     }
@@ -80,11 +82,16 @@ package enum MessageCoding {
     case .int64(let v): return basic(CDBus_TYPE_INT64, v)
     case .uint64(let v): return basic(CDBus_TYPE_UINT64, v)
     case .double(let v): return basic(CDBus_TYPE_DOUBLE, v)
-    case .string(let v): return CDBus_iter_append_string(&iter, CDBus_TYPE_STRING, v) != 0
+    case .string(let v):
+      return v.withCString { CDBus_iter_append_string(&iter, CDBus_TYPE_STRING, $0) } != 0
     case .objectPath(let v):
-      return CDBus_iter_append_string(&iter, CDBus_TYPE_OBJECT_PATH, v.rawValue) != 0
+      return v.rawValue.withCString {
+        CDBus_iter_append_string(&iter, CDBus_TYPE_OBJECT_PATH, $0)
+      } != 0
     case .signature(let v):
-      return CDBus_iter_append_string(&iter, CDBus_TYPE_SIGNATURE, v.rawValue) != 0
+      return v.rawValue.withCString {
+        CDBus_iter_append_string(&iter, CDBus_TYPE_SIGNATURE, $0)
+      } != 0
     case .bytes(let bytes):
       return container(CDBus_TYPE_ARRAY, "y", &iter) { sub in
         bytes.withUnsafeBufferPointer {
@@ -122,7 +129,7 @@ package enum MessageCoding {
     var sub = DBusMessageIter()
     let opened =
       if let signature {
-        dbus_message_iter_open_container(&iter, type, signature, &sub)
+        signature.withCString { dbus_message_iter_open_container(&iter, type, $0, &sub) }
       } else {
         dbus_message_iter_open_container(&iter, type, nil, &sub)
       }
@@ -179,6 +186,8 @@ package enum MessageCoding {
     -> [DBusValue]
   {
     var values: [DBusValue] = []
+    // One allocation for the usual few arguments, instead of growing 1, 2, 4.
+    values.reserveCapacity(4)
     while dbus_message_iter_get_arg_type(&iter) != CDBus_TYPE_INVALID {
       values.append(read(&iter, &strings))
       dbus_message_iter_next(&iter)

@@ -172,6 +172,9 @@ extension BusConnection {
     loop.afterDispatch(body)
   }
 
+  /// Whether the calling thread is the connection's own thread, where its handlers run.
+  public nonisolated var isOnConnectionThread: Bool { loop.inLoop }
+
   /// The number of distinct match rules this connection holds on the bus.
   public var matchRuleCount: Int { rules.count }
 

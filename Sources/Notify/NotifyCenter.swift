@@ -58,6 +58,9 @@ public final class NotifyCenter: Sendable {
   /// Dispatch handlers that signals of the connection's current batch asked for, queued
   /// when the batch has been read (see ``perform(_:batched:)``).
   private let batchedDispatches = Mutex<[Registry.Action]>([])
+  /// Held while a connection-thread handler runs (``register(_:handler:)``), so that a
+  /// cancel from another thread can wait for a call under way.
+  let connectionHandlerGate = Mutex(())
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
@@ -199,15 +202,21 @@ public final class NotifyCenter: Sendable {
   // MARK: - Registering
 
   /// Registers a handler that runs on `queue` with the token each time `name` is
-  /// posted.
+  /// posted; with no queue (`nil`), on the connection's own thread.
   ///
   /// Returns once the bus routes posts of `name` here: a post made after this returns
   /// is delivered.
+  ///
+  /// With a queue, posts that arrive while a run is queued and not started coalesce
+  /// into it. Without one, a post reaches the handler as soon as the connection has read
+  /// it, with no hop to another thread; see ``registerOnConnectionThread(_:handler:)``
+  /// for what the handler may do.
   public func register(
-    _ name: NotifyName, queue: DispatchQueue,
+    _ name: NotifyName, queue: DispatchQueue?,
     handler: @escaping @Sendable (NotifyToken) -> Void
   ) async throws(NotifyError) -> NotifyToken {
-    try await add(.name(name), .dispatch(queue, handler))
+    guard let queue else { return try await registerOnConnectionThread(name, handler: handler) }
+    return try await add(.name(name), .dispatch(queue, handler))
   }
 
   /// Registers for polling with ``check(_:)``.
@@ -557,6 +566,11 @@ public final class NotifyCenter: Sendable {
     try checkUsable()
     let (removed, unsubscribe) = registry.withLock { $0.remove(token) }
     guard let removed else { throw Self.invalid(token) }
+    if case .immediate = removed.delivery, !connection.isOnConnectionThread {
+      // A connection-thread handler may be running for this token: it ends before
+      // cancel returns, and later calls see the token is gone.
+      connectionHandlerGate.withLock { _ in }
+    }
     if case .stream(let continuation) = removed.delivery {
       // A stream may serve several registrations; it ends with the last of them.
       let stillUsed = registry.withLock { registry in

@@ -50,10 +50,17 @@ enum NotifySuite: BenchmarkSuite {
         baselineName: "C libdbus", baseline: quiet.cOneToOne, higherIsBetter: true, target: 0.9),
     ]
     let fanOut = try await throughput(bus, receivers: 8, count: throughputCount / 4)
-    rows.append(
+    let queueFanOut = try await throughput(
+      bus, receivers: 8, count: throughputCount / 4, onQueue: true)
+    rows += [
       BenchmarkRow(
         name: "posts/s 1→8 processes", unit: "posts/s", subject: fanOut.notify,
-        baselineName: "C libdbus", baseline: fanOut.c, higherIsBetter: true, target: 0.9))
+        baselineName: "C libdbus", baseline: fanOut.c, higherIsBetter: true, target: 0.9),
+      BenchmarkRow(
+        name: "posts/s 1→8 processes, queue handlers", unit: "posts/s",
+        subject: queueFanOut.notify, baselineName: "C libdbus", baseline: queueFanOut.c,
+        higherIsBetter: true, target: nil),
+    ]
 
     // 10,000 idle registrations held by another process.
     let holdCount = max(1000, Int(10_000 * scale))
@@ -165,9 +172,11 @@ enum NotifySuite: BenchmarkSuite {
     return samples.withLock { Array($0.dropFirst(count / 10)) }
   }
 
-  /// Posts per second from this process to `receivers` processes, NotifyBus and C.
-  static func throughput(_ bus: PrivateBus, receivers: Int, count: Int) async throws
-    -> (notify: Double, c: Double)
+  /// Posts per second from this process to `receivers` processes, NotifyBus and C; the
+  /// NotifyBus receivers count in a handler on a dispatch queue (`onQueue`) or on the
+  /// connection's thread, where C's receivers count.
+  static func throughput(_ bus: PrivateBus, receivers: Int, count: Int, onQueue: Bool = false)
+    async throws -> (notify: Double, c: Double)
   {
     let address = bus.address.rawValue
     let interface = NotifyWire.interface(for: postedName).rawValue
@@ -175,7 +184,8 @@ enum NotifySuite: BenchmarkSuite {
     let notifyChildren = try (0..<receivers).map { _ in
       try Subprocess.spawn(
         CommandLine.arguments[0],
-        arguments: ["--child", "notify-receive", address, postedName.rawValue, String(count)])
+        arguments: ["--child", "notify-receive", address, postedName.rawValue, String(count)]
+          + (onQueue ? ["queue"] : []))
     }
     let poster = try await NotifyCenter.connect(to: .address(bus.address))
     try awaitReady(notifyChildren)

@@ -1,5 +1,6 @@
 import BusTestSupport
 import CBaseline
+import CSDBusBaseline
 import DBus
 import Dispatch
 import Notify
@@ -32,11 +33,11 @@ enum NotifySuite: BenchmarkSuite {
       BenchmarkRow(
         name: "post→handler latency p50", unit: "µs", subject: quiet.latency[0.5],
         baselineName: "C libdbus signal", baseline: quiet.cLatency[0.5], higherIsBetter: false,
-        target: 1.15),
+        target: 1.15, secondBaselineName: "C sd-bus signal", secondBaseline: quiet.sdLatency[0.5]),
       BenchmarkRow(
         name: "post→handler latency p99", unit: "µs", subject: quiet.latency[0.99],
         baselineName: "C libdbus signal", baseline: quiet.cLatency[0.99], higherIsBetter: false,
-        target: 1.3),
+        target: 1.3, secondBaselineName: "C sd-bus signal", secondBaseline: quiet.sdLatency[0.99]),
       BenchmarkRow(
         name: "post→queue handler latency p50", unit: "µs", subject: quiet.queueLatency[0.5],
         baselineName: "C libdbus + dispatch handler", baseline: quiet.cQueueLatency[0.5],
@@ -97,6 +98,8 @@ enum NotifySuite: BenchmarkSuite {
     var cLatency: Percentiles
     var queueLatency: Percentiles
     var cQueueLatency: Percentiles
+    /// The same one-way signal latency on sd-bus, the second peer.
+    var sdLatency: Percentiles
     var oneToOne: Double
     var cOneToOne: Double
   }
@@ -108,6 +111,7 @@ enum NotifySuite: BenchmarkSuite {
     var cLatencies: [Double] = []
     var queueLatencies: [Double] = []
     var cQueueLatencies: [Double] = []
+    var sdLatencies: [Double] = []
     var rates: [Double] = []
     var cRates: [Double] = []
     for _ in 0..<3 {
@@ -121,6 +125,10 @@ enum NotifySuite: BenchmarkSuite {
       guard cbaseline_dispatch_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0
       else { throw DBusError(.failed, "the C dispatch latency baseline failed") }
       cQueueLatencies += samples.dropFirst(latencyCount / 10)
+      guard csdbus_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C sd-bus latency baseline failed")
+      }
+      sdLatencies += samples.dropFirst(latencyCount / 10)
       let rate = try await throughput(bus, receivers: 1, count: throughputCount)
       rates.append(rate.notify)
       cRates.append(rate.c)
@@ -128,7 +136,7 @@ enum NotifySuite: BenchmarkSuite {
     return Figures(
       latency: Percentiles(latencies), cLatency: Percentiles(cLatencies),
       queueLatency: Percentiles(queueLatencies), cQueueLatency: Percentiles(cQueueLatencies),
-      oneToOne: median(rates), cOneToOne: median(cRates))
+      sdLatency: Percentiles(sdLatencies), oneToOne: median(rates), cOneToOne: median(cRates))
   }
 
   /// Post → handler, one at a time, in one process over two connections; the handler runs

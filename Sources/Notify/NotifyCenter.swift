@@ -58,8 +58,8 @@ public final class NotifyCenter: Sendable {
   /// Dispatch handlers that signals of the connection's current batch asked for, queued
   /// when the batch has been read (see ``perform(_:batched:)``).
   private let batchedDispatches = Mutex<[Registry.Action]>([])
-  /// Held while a connection-thread handler runs (``register(_:handler:)``), so that a
-  /// cancel from another thread can wait for a call under way.
+  /// Held while a connection-thread handler runs (``register(_:queue:handler:)`` with no
+  /// queue), so that a cancel from another thread can wait for a call under way.
   let connectionHandlerGate = Mutex(())
 
   /// Tokens are unique across every center of the process.
@@ -209,8 +209,11 @@ public final class NotifyCenter: Sendable {
   ///
   /// With a queue, posts that arrive while a run is queued and not started coalesce
   /// into it. Without one, a post reaches the handler as soon as the connection has read
-  /// it, with no hop to another thread; see ``registerOnConnectionThread(_:handler:)``
-  /// for what the handler may do.
+  /// it, with no hop to another thread: calls come one at a time in arrival order, the
+  /// handler must return quickly and not block (the connection reads nothing else
+  /// meanwhile), a cancel from another thread waits for a call under way, and the
+  /// delivery that ends a suspension is made on the connection's thread too. Either way
+  /// the handler never runs after ``cancel(_:)`` returns.
   public func register(
     _ name: NotifyName, queue: DispatchQueue?,
     handler: @escaping @Sendable (NotifyToken) -> Void

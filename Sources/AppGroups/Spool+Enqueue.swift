@@ -13,7 +13,8 @@ extension Spool {
   /// When this returns, the entry's files and its name in `new/` are on stable storage
   /// (`fdatasync` of every file, `fsync` of the entry directory when there are attachments
   /// and of `new/`), and any consumer can claim it. When it throws, nothing is visible to
-  /// consumers.
+  /// consumers. Threads of one process that enqueue at the same time share the `fsync` of
+  /// `new/` (group commit): each returns after one that started after its own rename.
   ///
   /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus
   /// this process's own enqueues since, so producers enqueueing at the same moment can
@@ -105,7 +106,9 @@ extension Spool {
           message: "The temporary entry '\(temporary.childPath(scratch))' disappeared before "
             + "it was committed; is another process cleaning tmp/ too eagerly?")
       }
-      try incoming.sync()
+      // Group commit: one fsync of new/ that started after the rename, perhaps shared with
+      // other threads of this process that committed at the same moment.
+      try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }
       noteEnqueued(bytes: total)
       return id
     } catch {

@@ -58,6 +58,8 @@ public final class Spool: Sendable {
   let claimed: Directory
   let corrupt: Directory
   let delivered: Mutex<KeyLog>
+  /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
+  let incomingSync = GroupSync()
   let usageCache = Mutex<UsageSnapshot?>(nil)
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.

@@ -33,12 +33,19 @@ extension Spool {
     _ handler: (SpoolEntry) throws -> Void
   ) throws -> DrainSummary {
     var session = try beginDrain(wait: waitForOtherConsumers)
-    while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-      let claim = try nextClaim(&session)
-    {
-      try handler(claim.entry)
-      try complete(claim, in: &session)
+    do {
+      while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
+        let claim = try nextClaim(&session)
+      {
+        try handler(claim.entry)
+        try complete(claim, in: &session)
+      }
+    } catch {
+      // What the handler accepted before it failed is recorded and removed all the same.
+      try? settle(&session)
+      throw error
     }
+    try settle(&session)
     return session.summary
   }
 
@@ -63,17 +70,30 @@ extension Spool {
     let session = try await runBlocking { () throws(ContainerError) in
       try self.beginDrain(wait: waitForOtherConsumers)
     }
-    while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-      let claim = try await runBlocking({ () throws(ContainerError) in
-        var current = session
-        return try self.nextClaim(&current)
-      })
-    {
-      try await handler(claim.entry)
-      try await runBlocking { () throws(ContainerError) in
-        var current = session
-        try self.complete(claim, in: &current)
+    do {
+      while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
+        let claim = try await runBlocking({ () throws(ContainerError) in
+          var current = session
+          return try self.nextClaim(&current)
+        })
+      {
+        try await handler(claim.entry)
+        try await runBlocking { () throws(ContainerError) in
+          var current = session
+          try self.complete(claim, in: &current)
+        }
       }
+    } catch {
+      // What the handler accepted before it failed is recorded and removed all the same.
+      try? await runBlocking { () throws(ContainerError) in
+        var current = session
+        try self.settle(&current)
+      }
+      throw error
+    }
+    try await runBlocking { () throws(ContainerError) in
+      var current = session
+      try self.settle(&current)
     }
     return session.summary
   }
@@ -115,6 +135,9 @@ final class DrainSession: @unchecked Sendable {
   var summary = DrainSummary()
   var queue: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
   var attempted: Set<String> = []
+  /// Entries handed over whose ids are written to `delivered.keys` but not yet flushed; they
+  /// are removed after the flush (``Spool/settle(_:)``).
+  var unsettled: [String] = []
 
   init(lock: consuming FileDescriptor) { self.lock = lock }
 }
@@ -163,6 +186,9 @@ extension Spool {
   func nextClaim(_ session: inout DrainSession) throws(ContainerError) -> Claim? {
     while true {
       if session.queue.isEmpty {
+        // The listing is used up: what this drain handed over so far becomes durable
+        // before the next listing (and before an idle spool ends the drain).
+        try settle(&session)
         try refill(&session)
         if session.queue.isEmpty { return nil }
       }
@@ -201,16 +227,36 @@ extension Spool {
     }
   }
 
-  /// Records the id as delivered (durably), then removes the entry.
+  /// The most entries handed over before their ids are flushed and the entries removed.
+  static var settleBatch: Int { 64 }
+
+  /// Records the id as delivered; the entry is removed once the record is flushed.
+  ///
+  /// The record is written at once, so a consumer process that is killed from here on never
+  /// hands the entry over again; it is flushed (one `fdatasync` for up to ``settleBatch``
+  /// entries) by ``settle(_:)``, and only then is the entry removed.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
-    _ = try delivered.withLock { (log) throws(ContainerError) in try log.insert([claim.entry.id]) }
-    // Unlinked directly: a single-file entry (the common kind) costs no status call.
-    do {
-      try claimed.remove(claim.raw)
-    } catch  where error.cause?.errno == EISDIR {
-      try claimed.removeTree(claim.raw)
+    _ = try delivered.withLock { (log) throws(ContainerError) in
+      try log.insert([claim.entry.id], flush: false)
     }
+    session.unsettled.append(claim.raw)
     session.summary.delivered += 1
+    if session.unsettled.count >= Self.settleBatch { try settle(&session) }
+  }
+
+  /// Flushes the ids written since the last flush, then removes their entries.
+  func settle(_ session: inout DrainSession) throws(ContainerError) {
+    guard !session.unsettled.isEmpty else { return }
+    try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
+    for raw in session.unsettled {
+      // Unlinked directly: a single-file entry (the common kind) costs no status call.
+      do {
+        try claimed.remove(raw)
+      } catch  where error.cause?.errno == EISDIR {
+        try claimed.removeTree(raw)
+      }
+    }
+    session.unsettled = []
   }
 
   private func setAside(_ raw: String, reason: String, in session: inout DrainSession) {

@@ -158,22 +158,29 @@ struct GroupSyncTests {
     let threads = 8
     let rounds = 5
     let violations = Mutex(0)
-    DispatchQueue.concurrentPerform(iterations: threads) { _ in
-      for _ in 0..<rounds {
-        let arrived = tick()
-        try? group.sync { () throws(ContainerError) in
-          let start = tick()
-          usleep(20_000)
-          let end = tick()
-          clock.withLock { $0.syncs.append((start, end)) }
+    // Threads of their own: Dispatch would run no more at once than there are cores.
+    let done = DispatchGroup()
+    for _ in 0..<threads {
+      done.enter()
+      Thread.detachNewThread {
+        defer { done.leave() }
+        for _ in 0..<rounds {
+          let arrived = tick()
+          try? group.sync { () throws(ContainerError) in
+            let start = tick()
+            usleep(20_000)
+            let end = tick()
+            clock.withLock { $0.syncs.append((start, end)) }
+          }
+          let returned = tick()
+          let covered = clock.withLock { state in
+            state.syncs.contains { $0.start > arrived && $0.end < returned }
+          }
+          if !covered { violations.withLock { $0 += 1 } }
         }
-        let returned = tick()
-        let covered = clock.withLock { state in
-          state.syncs.contains { $0.start > arrived && $0.end < returned }
-        }
-        if !covered { violations.withLock { $0 += 1 } }
       }
     }
+    done.wait()
     #expect(violations.withLock { $0 } == 0)
     let syncs = clock.withLock { $0.syncs.count }
     #expect(syncs < threads * rounds, "\(syncs) syncs for \(threads * rounds) callers")

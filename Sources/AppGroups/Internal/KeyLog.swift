@@ -30,6 +30,8 @@ struct KeyLog: ~Copyable {
   /// The log open for writing, kept between appends; `nil` until the first one or after
   /// the file was replaced.
   private var writer: FileDescriptor?
+  /// Whether records were written to `writer` since its last `fdatasync`.
+  private var unflushed = false
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }
@@ -42,12 +44,18 @@ struct KeyLog: ~Copyable {
 
   var path: String { directory.childPath(fileName) }
 
-  private mutating func reset() {
+  private mutating func reset() throws(ContainerError) {
+    try dropWriter()
     keys = []
     members = []
     identity = nil
     offset = 0
     size = 0
+  }
+
+  /// Closes the writer, first flushing what was written through it without a flush.
+  private mutating func dropWriter() throws(ContainerError) {
+    try flush()
     writer = nil
   }
 
@@ -55,12 +63,12 @@ struct KeyLog: ~Copyable {
   ///
   /// With `repair`, cuts off a torn tail: anything but zeros past the last valid record.
   mutating func refresh(repair: Bool) throws(ContainerError) {
-    guard let info = try directory.status(of: fileName) else { return reset() }
+    guard let info = try directory.status(of: fileName) else { return try reset() }
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw .syscall("openat", errno: ELOOP, path: path, doing: "open the key log")
     }
     // Size 0: created by a writer that was interrupted before it wrote the header.
-    guard info.st_size > 0 else { return reset() }
+    guard info.st_size > 0 else { return try reset() }
     let sameFile = identity.map { $0 == (info.st_dev, info.st_ino) } ?? false
     let file = try directory.openFile(fileName, flags: repair ? O_RDWR : O_RDONLY)
     var start = 0
@@ -70,9 +78,9 @@ struct KeyLog: ~Copyable {
       if try Self.nothingAt(offset, in: file), Int(info.st_size) == size { return }
       start = offset
     } else {
+      try dropWriter()
       keys = []
       members = []
-      writer = nil
     }
     try file.seek(to: Int64(start))
     let bytes = try file.readToEnd(limit: 64 << 20)
@@ -109,10 +117,13 @@ struct KeyLog: ~Copyable {
 
   func contains(_ key: String) -> Bool { members.contains(key) }
 
-  /// Appends the keys that are not yet members, durably.
+  /// Appends the keys that are not yet members, durably unless `flush` is `false`.
+  ///
+  /// Without `flush`, the records are written (other processes see them, and they survive
+  /// the death of this one) but reach stable storage only with ``flush()``.
   ///
   /// Returns which were new.
-  mutating func insert(_ newKeys: [String]) throws(ContainerError) -> [Bool] {
+  mutating func insert(_ newKeys: [String], flush: Bool = true) throws(ContainerError) -> [Bool] {
     var added: [Bool] = []
     var records: [UInt8] = []
     var fresh: [String] = []
@@ -132,9 +143,26 @@ struct KeyLog: ~Copyable {
     }
     guard !fresh.isEmpty else { return added }
     keys += fresh
-    try append(records)
+    try append(records, flush: flush)
     if keys.count > 2 * capacity { try compact() }
     return added
+  }
+
+  /// Flushes records written without flushing.
+  mutating func flush() throws(ContainerError) {
+    guard unflushed else { return }
+    // A descriptor opened afresh flushes the same file's data if the writer was lost to an
+    // error after it wrote.
+    if writer == nil { writer = try directory.openFile(fileName, flags: O_WRONLY) }
+    guard let file = writer.take() else { return }
+    do {
+      try file.syncData()
+    } catch {
+      writer = consume file
+      throw error
+    }
+    writer = consume file
+    unflushed = false
   }
 
   /// Writes `records` at the end of the last valid record and flushes them.
@@ -142,7 +170,7 @@ struct KeyLog: ~Copyable {
   /// When they do not fit in the zeros already written, the file grows by the records and
   /// ``preallocation`` zero bytes in the same write, and that one flush includes the new
   /// size; the appends after it flush data alone.
-  private mutating func append(_ records: [UInt8]) throws(ContainerError) {
+  private mutating func append(_ records: [UInt8], flush: Bool) throws(ContainerError) {
     var bytes = records
     var at = offset
     let created = identity == nil
@@ -166,7 +194,8 @@ struct KeyLog: ~Copyable {
         }
       }
     }.get()
-    try file.syncData()
+    if flush || created { try file.syncData() }
+    unflushed = !(flush || created)
     if created {
       // The log's name must be durable too before the first key counts as recorded.
       try directory.sync()
@@ -192,6 +221,8 @@ struct KeyLog: ~Copyable {
     identity = (status.st_dev, status.st_ino)
     offset = bytes.count
     size = bytes.count
+    // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
+    unflushed = false
   }
 }

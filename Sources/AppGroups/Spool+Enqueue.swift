@@ -34,7 +34,7 @@ extension Spool {
   public func enqueue(
     payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil
   ) throws(ContainerError) -> String {
-    let id = id ?? UUID().uuidString.lowercased()
+    let id = id ?? Self.randomID()
     try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
     var names = Set<String>()
     for attachment in attachments {
@@ -115,6 +115,26 @@ extension Spool {
       try? temporary.removeItem(scratch)
       throw error
     }
+  }
+
+  /// A random (version 4) UUID in lowercase, from the system generator (two `getrandom`
+  /// calls; Foundation's `UUID()` opens, reads and closes `/dev/urandom` each time).
+  static func randomID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let halves = [generator.next(), generator.next()] as [UInt64]
+    var bytes = halves.flatMap { half in (0..<8).map { UInt8(truncatingIfNeeded: half >> ($0 * 8)) }
+    }
+    bytes[6] = bytes[6] & 0x0f | 0x40
+    bytes[8] = bytes[8] & 0x3f | 0x80
+    let digits = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(36)
+    for (index, byte) in bytes.enumerated() {
+      if [4, 6, 8, 10].contains(index) { text.append(UInt8(ascii: "-")) }
+      text.append(digits[Int(byte >> 4)])
+      text.append(digits[Int(byte & 0x0f)])
+    }
+    return String(decoding: text, as: UTF8.self)
   }
 
   /// Writes one attachment file into a temporary entry and fsyncs it.

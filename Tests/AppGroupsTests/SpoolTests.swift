@@ -300,3 +300,17 @@ struct SpoolTests {
     #expect(mode(of: spool.path + "/drain.lock") == 0o600)
   }
 }
+
+struct SpoolRandomIDTests {
+  @Test func randomIDsAreDistinctVersion4UUIDs() throws {
+    let ids = (0..<1000).map { _ in Spool.randomID() }
+    #expect(Set(ids).count == ids.count)
+    for id in ids.prefix(50) {
+      let uuid = try #require(UUID(uuidString: id), "\(id) is not a UUID")
+      #expect(uuid.uuidString.lowercased() == id)
+      let bytes = Array(id.utf8)
+      #expect(bytes[14] == UInt8(ascii: "4"))
+      #expect("89ab".utf8.contains(bytes[19]))
+    }
+  }
+}

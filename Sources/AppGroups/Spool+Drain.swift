@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import SystemSupport
@@ -15,7 +16,8 @@ extension Spool {
   /// Order: entries left claimed by a consumer that died, and entries in `new/`, merged by
   /// enqueue time and then id. Entries enqueued while the drain runs are included.
   /// Before the first entry, temporary entries older than
-  /// ``SpoolLimits/staleTemporaryAge`` are removed.
+  /// ``SpoolLimits/staleTemporaryAge`` are removed (by this instance's first drain, then at
+  /// most once a minute).
   ///
   /// When the handler throws, the drain stops and rethrows; the entry stays claimed and
   /// the next drain hands it over again.
@@ -67,20 +69,27 @@ extension Spool {
     maxEntries: Int? = nil, waitForOtherConsumers: Bool = true,
     _ handler: (SpoolEntry) async throws -> Void
   ) async throws -> DrainSummary {
-    let session = try await runBlocking { () throws(ContainerError) in
-      try self.beginDrain(wait: waitForOtherConsumers)
+    let limit = maxEntries
+    // One hop to a Dispatch thread per entry: completing an entry and claiming the next
+    // are one step, and so are beginning the drain and claiming the first.
+    let (session, first) = try await runBlocking { () throws(ContainerError) in
+      var session = try self.beginDrain(wait: waitForOtherConsumers)
+      let claim = (limit.map { $0 > 0 } ?? true) ? try self.nextClaim(&session) : nil
+      return (session, claim)
     }
+    var claim = first
     do {
-      while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-        let claim = try await runBlocking({ () throws(ContainerError) in
-          var current = session
-          return try self.nextClaim(&current)
-        })
-      {
-        try await handler(claim.entry)
-        try await runBlocking { () throws(ContainerError) in
-          var current = session
-          try self.complete(claim, in: &current)
+      while let current = claim {
+        try await handler(current.entry)
+        claim = try await runBlocking { () throws(ContainerError) in
+          var state = session
+          try self.complete(current, in: &state)
+          guard limit.map({ state.summary.delivered < $0 }) ?? true else {
+            try self.settle(&state)
+            return nil
+          }
+          // Settles before it reports the end (nothing left to list).
+          return try self.nextClaim(&state)
         }
       }
     } catch {
@@ -90,10 +99,6 @@ extension Spool {
         try self.settle(&current)
       }
       throw error
-    }
-    try await runBlocking { () throws(ContainerError) in
-      var current = session
-      try self.settle(&current)
     }
     return session.summary
   }
@@ -157,9 +162,24 @@ extension Spool {
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
     let session = DrainSession(lock: lock)
-    session.summary.staleTemporariesRemoved = try removeStaleTemporaries()
+    if staleSweepIsDue() { session.summary.staleTemporariesRemoved = try removeStaleTemporaries() }
     try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session
+  }
+
+  /// Whether a drain should sweep `tmp/`: the first drain of this instance, then at most
+  /// once a minute (or once per ``SpoolLimits/staleTemporaryAge`` when shorter), so a
+  /// drain woken for each share does not list `tmp/` each time.
+  private func staleSweepIsDue() -> Bool {
+    let now = DispatchTime.now().uptimeNanoseconds
+    let age = limits.staleTemporaryAge.components
+    let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
+    let interval = UInt64(min(60_000_000_000, ageNanoseconds))
+    return lastStaleSweep.withLock { last in
+      if let last, now - last < interval { return false }
+      last = now
+      return true
+    }
   }
 
   /// Lists `cur/` and `new/` again, keeping what this drain has not tried yet, sorted.

@@ -63,6 +63,8 @@ public final class Spool: Sendable {
   /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
   let incomingSync = GroupSync()
   let usageCache = Mutex<UsageSnapshot?>(nil)
+  /// When this instance's drains last swept `tmp/` (``DispatchTime`` nanoseconds).
+  let lastStaleSweep = Mutex<UInt64?>(nil)
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.
   struct UsageSnapshot: Sendable {

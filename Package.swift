@@ -17,6 +17,7 @@ let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions
   ("ComposeSheet", ["ComposeSheet"], false),
   ("DBus", ["DBus", "DBusCore", "Notify"], true),
   ("DefaultsFileReader", ["AppGroups"], false),
+  ("DesktopEntry", ["Activation"], false),
   ("ExtensionManifest", ["ExtensionItems"], true),
   ("ItemCodec", ["ExtensionItems"], false),
   ("KeyLogParser", ["AppGroups"], false),
@@ -53,6 +54,7 @@ let package = Package(
     .library(name: "ExtensionItems", targets: ["ExtensionItems"]),
     .library(name: "DBus", targets: ["DBus"]),
     .library(name: "Notify", targets: ["Notify"]),
+    .library(name: "Activation", targets: ["Activation"]),
     .library(name: "Handoff", targets: ["Handoff"]),
     .library(name: "NotifyServer", targets: ["NotifyServer"]),
     .executable(name: "notify-post", targets: ["notify-post"]),
@@ -185,6 +187,10 @@ let package = Package(
     ///
     /// No Foundation.
     .target(name: "Notify", dependencies: ["NotifyCore", "DBus"]),
+    /// D-Bus-activatable applications (org.freedesktop.Application: one instance, `Open` of
+    /// URLs, an idle timeout), desktop entries and URL scheme handlers, and opening a URL in
+    /// the application that handles it.
+    .target(name: "Activation", dependencies: ["DBus", "SystemSupport"]),
     /// What the tools share (the version, `--bus`, the bus's ENVIRONMENT and FILES entries),
     /// and all of `notify-post`: no libdbus, no Dispatch, no Foundation.
     .target(
@@ -198,7 +204,9 @@ let package = Package(
     /// spool and rings the doorbell; `PendingImporter` drains at start and on every ring.
     .target(
       name: "Handoff",
-      dependencies: ["Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport"]),
+      dependencies: [
+        "Notify", "DBus", "ExtensionItems", "AppGroups", "SystemSupport", "Activation",
+      ]),
     /// notifyd's MQTT bridge: the libmosquitto connections that carry posts and state
     /// between hosts. It re-exports NotifyBridgeCore.
     ///
@@ -225,7 +233,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
-        "NotifyToolsCore", "CSQLite", "SystemSupport", "ComposeSheet",
+        "NotifyToolsCore", "CSQLite", "SystemSupport", "ComposeSheet", "Activation",
       ],
       path: "Examples/HandoffExamples",
       resources: [.copy("Manifests")]
@@ -312,7 +320,7 @@ let package = Package(
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
         "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
-        "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline",
+        "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline", "Activation",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -386,6 +394,12 @@ let package = Package(
       dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
     ),
     .testTarget(
+      name: "ActivationTests",
+      dependencies: [
+        "Activation", "DBus", "BusTestSupport", "SystemSupport", "readlater", "share-extension",
+      ]
+    ),
+    .testTarget(
       name: "NotifyToolsCoreTests",
       dependencies: ["NotifyToolsCore", "NotifyCore", "DBusCore", "BusTestSupport"]
     ),
@@ -434,7 +448,7 @@ let package = Package(
     /// README.md's Swift snippets, compiled against the built modules.
     .testTarget(
       name: "DocumentationTests",
-      dependencies: ["Handoff", "DBus", "Notify", "TestSupport", "SystemSupport"]
+      dependencies: ["Handoff", "Activation", "DBus", "Notify", "TestSupport", "SystemSupport"]
     ),
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(

@@ -18,7 +18,7 @@ let suites: [any BenchmarkSuite.Type] = [
   DBusSuite.self, MessageCodingSuite.self, NotifySuite.self, CLibrarySuite.self,
   ItemCodecSuite.self, SpoolSuite.self,
   CommandLineSuite.self,
-  HandoffSuite.self,
+  HandoffSuite.self, ActivationSuite.self,
   NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self, ScaleSuite.self,
 ]
 

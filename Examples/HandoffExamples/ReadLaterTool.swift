@@ -58,11 +58,13 @@ public enum ReadLaterTool {
     abstract: "The read-later app of the handoff example.",
     discussion: """
       readlater watch drains the group's spool at start and on every doorbell, storing each \
-      share as a reading item (duplicates by URL are dropped); readlater list prints the \
-      reading list. The list is an SQLite database in the group container.
+      share as a reading item (duplicates by URL are dropped); readlater open does the same \
+      as a D-Bus-activatable app, started by the bus for readlater://import?count=N and \
+      exiting when idle; readlater list prints the reading list. The list is an SQLite \
+      database in the group container.
       """,
     version: notifyBusVersion,
-    subcommands: [watchCommand, listCommand],
+    subcommands: [watchCommand, listCommand, ReadLaterApp.openCommand],
     environment: ShareExtensionTool.environment,
     files: [
       .init(
@@ -81,6 +83,7 @@ public enum ReadLaterTool {
   public static func run(_ arguments: ParsedArguments) async throws {
     switch arguments.command.name {
     case "watch": try await watch(arguments)
+    case "open": try await ReadLaterApp.open(arguments)
     default: try list(arguments)
     }
   }
@@ -164,6 +167,15 @@ public enum ReadLaterTool {
       throw failure
     }
     let totals = importer.totals
+    try StandardOutput.writeLine(summary(totals))
+    await importer.center.close()
+    if count != nil, case .timedOut = ending { throw ExitCode(2) }
+    if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }
+  }
+
+  /// The closing line, `app: imported N, dropped M duplicate URLs` and what was set aside
+  /// or rejected; each share set aside or rejected is named on standard error first.
+  static func summary(_ totals: PendingImporter.DrainReport) -> String {
     for error in totals.setAside {
       try? StandardError.writeLine("app: set aside a corrupt share: \(error.message)")
     }
@@ -174,10 +186,7 @@ public enum ReadLaterTool {
     var line = "app: imported \(totals.imported), dropped \(totals.duplicates) duplicate URLs"
     if !totals.setAside.isEmpty { line += ", set aside \(totals.setAside.count) corrupt" }
     if !totals.rejected.isEmpty { line += ", rejected \(totals.rejected.count) undecodable" }
-    try StandardOutput.writeLine(line)
-    await importer.center.close()
-    if count != nil, case .timedOut = ending { throw ExitCode(2) }
-    if !totals.setAside.isEmpty || !totals.rejected.isEmpty { throw ExitCode(3) }
+    return line
   }
 
   /// Runs `readlater list`.

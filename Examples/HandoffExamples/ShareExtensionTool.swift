@@ -96,8 +96,9 @@ public enum ShareExtensionTool {
       .init(.success, "The item was stored and the doorbell posted."),
       .init(
         .failure,
-        "The item could not be stored (or the request passed its time limit), or the doorbell "
-          + "could not be posted."),
+        "The item could not be stored (or the request passed its time limit), the doorbell "
+          + "could not be posted, or the installed app did not open readlater://import (the "
+          + "share is stored then)."),
       .init(
         .validationFailure,
         "An argument was invalid (the message names it and what is wrong: a URL with a "
@@ -241,6 +242,8 @@ public enum ShareExtensionTool {
     try StandardOutput.writeLine(
       "extension: stored share \(id ?? "-") (\(summary(item))) and posted "
         + "'\(sender.notification)'")
+    // As the seed's extension does after saving: open readlater://import?count=N.
+    try StandardOutput.writeLine(try await ReadLaterApp.openImport(context))
   }
 
   /// Shows the compose sheet while the request connects, and returns the item with the

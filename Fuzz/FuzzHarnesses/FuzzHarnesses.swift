@@ -6,6 +6,7 @@ import CommandLineSupportFuzz
 import ComposeSheetFuzz
 import DBusFuzz
 import DefaultsFileReaderFuzz
+import DesktopEntryFuzz
 import ExtensionManifestFuzz
 import ItemCodecFuzz
 import KeyLogParserFuzz
@@ -26,6 +27,7 @@ public let fuzzHarnesses: [String: FuzzHarness] = [
   "ComposeSheet": ComposeSheetFuzz.fuzz,
   "DBus": DBusFuzz.fuzz,
   "DefaultsFileReader": DefaultsFileReaderFuzz.fuzz,
+  "DesktopEntry": DesktopEntryFuzz.fuzz,
   "ExtensionManifest": ExtensionManifestFuzz.fuzz,
   "ItemCodec": ItemCodecFuzz.fuzz,
   "KeyLogParser": KeyLogParserFuzz.fuzz,

@@ -18,9 +18,16 @@ final class HandoffFixture {
     groupsDirectory = bus.directory + "/groups"
   }
 
-  /// The environment for child processes: this bus and this groups directory.
+  /// The environment for child processes: this bus and this groups directory, and XDG
+  /// directories of the test's own, so no desktop entry installed on the machine is
+  /// found (share-extension opens `readlater:` URLs in the app they name).
   var environment: [String: String] {
-    ["NOTIFYBUS_BUS_ADDRESS": bus.address.rawValue, "NOTIFYBUS_GROUPS_DIR": groupsDirectory]
+    [
+      "NOTIFYBUS_BUS_ADDRESS": bus.address.rawValue, "NOTIFYBUS_GROUPS_DIR": groupsDirectory,
+      "XDG_DATA_HOME": bus.directory + "/data-home", "XDG_DATA_DIRS": bus.directory + "/data-dirs",
+      "XDG_CONFIG_HOME": bus.directory + "/config-home",
+      "XDG_CONFIG_DIRS": bus.directory + "/config-dirs",
+    ]
   }
 
   func container() throws -> GroupContainer {

@@ -154,7 +154,7 @@ struct ToolDocumentationTests {
     }
     #expect(try complete("notify-watch --co") == ["--count"])
     #expect(try complete("notify-watch --bus s").sorted() == ["session", "system"])
-    #expect(try complete("readlater ").sorted() == ["list", "watch"])
+    #expect(try complete("readlater ").sorted() == ["list", "open", "watch"])
     #expect(try complete("readlater watch --ti") == ["--timeout"])
   }
 
@@ -208,7 +208,7 @@ struct ToolDocumentationTests {
     }
     #expect(try complete("notify-watch --co") == ["--count"])
     #expect(try complete("notify-watch --bus s") == ["session", "system"])
-    #expect(try complete("readlater ") == ["list", "watch"])
+    #expect(try complete("readlater ") == ["list", "open", "watch"])
     #expect(try complete("readlater watch --ti") == ["--timeout"])
     #expect(try complete("notifyutil -dis") == ["-dispatch"])
   }

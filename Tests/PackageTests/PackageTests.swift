@@ -181,6 +181,21 @@ struct PackageTests {
     #expect(score.map { $0 <= 2.0 } == true, "\(security.output)")
   }
 
+  @Test func readlaterIsADBusActivatableApplication() async throws {
+    defer { Subprocess.removeTree(root) }
+    #expect(access(bin + "/readlater", X_OK) == 0)
+    let entryPath = root + "/usr/share/applications/org.notifybus.ReadLater.desktop"
+    let entry = try #require(readFile(entryPath))
+    #expect(entry.contains("\nExec=/usr/bin/readlater open %U\n"), "\(entry)")
+    #expect(entry.contains("\nDBusActivatable=true\n"))
+    #expect(entry.contains("\nMimeType=x-scheme-handler/readlater;\n"))
+    let validate = try await Products.runCommandAsync("desktop-file-validate", [entryPath])
+    #expect(validate.status == 0, "\(validate)")
+    let service = try #require(
+      readFile(root + "/usr/share/dbus-1/services/org.notifybus.ReadLater.service"))
+    #expect(service.contains("\nName=org.notifybus.ReadLater\nExec=/usr/bin/readlater open\n"))
+  }
+
   /// Issue 15 item 2: the desktop entries, generated from the installed Info.plists, pass
   /// desktop-file-validate and run the installed extension, which reads those Info.plists.
   @Test func theShareExtensionsDesktopEntriesValidateAndRunIt() async throws {
@@ -276,6 +291,13 @@ struct InstallScriptTests {
     #expect(service.contains("\nExec=\(prefix)/bin/notifyd\n"), "\(service)")
     let unit = try #require(readFile(prefix + "/share/systemd/user/notifyd.service"))
     #expect(unit.contains("\nExecStart=\(prefix)/bin/notifyd "))
+    // readlater's desktop entry names the prefix's readlater, and GIO's cache knows it.
+    let entry = try #require(
+      readFile(prefix + "/share/applications/org.notifybus.ReadLater.desktop"))
+    #expect(entry.contains("\nExec=\(prefix)/bin/readlater open %U\n"), "\(entry)")
+    #expect(
+      readFile(prefix + "/share/applications/mimeinfo.cache")?.contains(
+        "x-scheme-handler/readlater=org.notifybus.ReadLater.desktop;") == true)
     for name in ["run", "home", "data", "state"] { mkdir(directory + "/" + name, 0o700) }
     // The prefix's share directory is where the session bus looks (XDG_DATA_DIRS), so the
     // installed service file starts the installed notifyd.
@@ -302,6 +324,7 @@ struct InstallScriptTests {
 enum Package {
   static let tools = [
     "notify-post", "notify-watch", "notifyutil", "notifyd", "notifybus", "share-extension",
+    "readlater",  // the read-later example app, D-Bus activatable (Protocol/handoff.md §7)
   ]
 
   /// The share extension's desktop entries, by file name, and the `--rule` each runs.

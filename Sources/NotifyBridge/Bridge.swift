@@ -143,7 +143,8 @@ public final class Bridge: Sendable {
 public struct BridgeStatistics: Sendable, Equatable {
   /// The broker's URL.
   public var broker: String
-  /// Whether the broker accepted the current connection.
+  /// Whether the broker accepted the current connection and answered its subscriptions
+  /// (so the bridge both publishes and receives).
   public var connected = false
   /// Messages published to the broker (posts and states).
   public var published: UInt64 = 0

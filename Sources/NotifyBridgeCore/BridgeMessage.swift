@@ -96,10 +96,13 @@ public struct BridgeMessage: Hashable, Sendable {
     }
   }
 
+  /// A post's payload, made once.
+  private static let postPayload: [UInt8] = Array("1".utf8)
+
   /// The payload: `1` for a post, `1 STATE SET_TIME` for a state, empty for `cleared`.
   public var payload: [UInt8] {
     switch content {
-    case .post: Array("1".utf8)
+    case .post: Self.postPayload
     case .state(let value, let time):
       Array("1 \(value)\(time.map { " \($0)" } ?? "")".utf8)
     case .cleared: []

@@ -64,6 +64,21 @@ struct BridgeResilienceTests {
     #expect(try await a.counter("Connections") == 2)
   }
 
+  @Test func aBridgeCountsAsConnectedOnlyOnceTheBrokerAnsweredItsSubscriptions() async throws {
+    let broker = try MosquittoBroker(persistence: false)
+    let a = try await host(broker)
+    // B's SUBSCRIBE reaches the broker 1.5 s after its CONNECT was answered; a bridge that
+    // said connected at CONNACK would miss A's post, made as soon as B says so.
+    let relay = try DelayingRelay(to: broker.port, delay: .milliseconds(1500))
+    let b = try await BridgedHost(
+      ["--bridge", "mqtt://127.0.0.1:\(relay.port)", "--bridge-namespace", "group.example"],
+      waitForBridges: false)
+    try await b.waitUntilConnected()
+    try await a.post("group.example.first")
+    #expect(await b.waitForPosts(["group.example.first"]), "\(b.posted)\nB: \(b.log)")
+    _ = relay
+  }
+
   @Test func aBrokerThatLostItsSessionsGetsEveryKnownNamePostedOnce() async throws {
     let broker = try MosquittoBroker(persistence: false)
     let a = try await BridgedHost(["--config", fastReconnect(broker)])

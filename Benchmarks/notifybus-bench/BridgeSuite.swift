@@ -12,6 +12,9 @@ import SystemSupport
 /// one mosquitto (each host a private bus with its own `NotifyServer`), against the same
 /// MQTT hop made by two C libmosquitto clients through the same broker in the same run,
 /// and against a local post on B.
+///
+/// `Benchmarks/profile-bridge` counts the instructions each notifyd spends per bridged post
+/// (callgrind), which load does not move.
 enum BridgeSuite: BenchmarkSuite {
   static let name = "bridge"
   static let hopName: NotifyName = "bench.bridge.hop"

@@ -87,17 +87,19 @@ struct LibraryPackageTests {
     let toolchain = try await Package.toolchainDirectory()
     let bus = try PrivateBus()
     let repository = Repository.root
-    let plain = root + "/signal_delivery"
     let example = root + "/notify-example"
-    // Plain gcc: check, signal and descriptor registrations.
-    let gcc = try await Products.runCommandAsync(
-      "gcc",
-      [
-        "-Wall", "-Wextra", "-Werror", "-o", plain,
-        repository + "/Tests/NotifyCAPITests/Programs/signal_delivery.c",
-      ]
-        + (try await pkgConfig("notifybus")), environment: environment)
-    #expect(gcc.status == 0, "\(gcc)")
+    // Plain gcc: check and signal registrations (signal_delivery), file descriptors with
+    // NOTIFY_REUSE (fd_reuse).
+    let plainFlags = try await pkgConfig("notifybus")
+    let plain = ["signal_delivery", "fd_reuse"].map { root + "/" + $0 }
+    for program in plain {
+      let source =
+        repository + "/Tests/NotifyCAPITests/Programs/\(program.split(separator: "/").last!).c"
+      let gcc = try await Products.runCommandAsync(
+        "gcc", ["-Wall", "-Wextra", "-Werror", "-o", program, source] + plainFlags,
+        environment: environment)
+      #expect(gcc.status == 0, "\(gcc)")
+    }
     // clang with blocks and dispatch handlers (Debian's clang where there is no
     // toolchain; here the toolchain's, whose own directories pkg-config does not name).
     let clang = toolchain + "/bin/clang"
@@ -121,7 +123,7 @@ struct LibraryPackageTests {
       "\(headers)")
     #expect(headers.output.contains(root + "/usr/include/notifybus/notify.h"), "\(headers)")
     #expect(!headers.output.contains(toolchain + "/lib/swift/"), "\(headers)")
-    for program in [plain, example] {
+    for program in plain + [example] {
       let ldd = try await Products.runCommandAsync("ldd", [program], environment: environment)
       #expect(ldd.status == 0, "\(ldd)")
       for line in ldd.output.split(separator: "\n") {
@@ -143,8 +145,10 @@ struct LibraryPackageTests {
     run["NOTIFYBUS_BUS_ADDRESS"] = bus.address.rawValue
     run["DBUS_SESSION_BUS_ADDRESS"] = ""
     run["HOME"] = bus.directory
-    let signals = try await Products.runCommandAsync(plain, [], environment: run, timeout: 60)
-    #expect(signals.status == 0, "\(signals)")
+    for program in plain {
+      let result = try await Products.runCommandAsync(program, [], environment: run, timeout: 60)
+      #expect(result.status == 0, "\(program): \(result)")
+    }
     let posts = try await Products.runCommandAsync(
       example, ["org.notifybus.test.package", "3"], environment: run, timeout: 60)
     #expect(posts.status == 0, "\(posts)")

@@ -277,6 +277,11 @@ let package = Package(
 
     /// The C baseline: the same measurements written directly against libdbus.
     .target(name: "CBaseline", dependencies: ["CDBus"], path: "Benchmarks/CBaseline"),
+    /// The second C peer: CBaseline's D-Bus measurements on systemd's sd-bus (libsystemd),
+    /// for the benchmark only.
+    .target(
+      name: "CSDBusBaseline", path: "Benchmarks/CSDBusBaseline",
+      linkerSettings: [.linkedLibrary("systemd")]),
     /// The C baseline of the bridge benchmark: two libmosquitto clients.
     .target(name: "CMQTTBaseline", dependencies: ["CMosquitto"], path: "Benchmarks/CMQTTBaseline"),
     /// The C library's side of the notify benchmarks: CBaseline's measurements on `notify.h`.
@@ -298,7 +303,7 @@ let package = Package(
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
         "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
-        "CMQTTBaseline",
+        "CMQTTBaseline", "CSDBusBaseline",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -447,7 +452,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
-    "CSystemShim", "CMQTTBaseline",
+    "CSystemShim", "CMQTTBaseline", "CSDBusBaseline",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

@@ -26,7 +26,8 @@ enum Children {
       case "notify-hold" where arguments.count == 3 || arguments.count == 4:
         try await notifyHold(
           address: arguments[1], count: Int(arguments[2]) ?? 0,
-          sameName: arguments.count == 4 && arguments[3] == "same")
+          sameName: arguments.count == 4 && arguments[3] == "same",
+          busOnly: arguments.count == 4 && arguments[3] == "bus")
       default:
         print("failed unknown child role \(arguments)")
         return 64
@@ -60,10 +61,21 @@ enum Children {
     print(waited == .success ? "done \(finished.load(ordering: .relaxed))" : "failed timeout")
   }
 
-  /// Holds `count` registrations of distinct names and reports the memory they take.
-  static func notifyHold(address: String, count: Int, sameName: Bool) async throws {
-    let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
-    _ = try await center.registerCheck("bench.hold.warmup")
+  /// Holds `count` registrations of distinct names (or of one, `sameName`) and reports the
+  /// memory they take; `busOnly` holds only the `DBus` subscriptions a center makes for them.
+  ///
+  /// A connection holds at most 50,000 match rules (the bus's
+  /// `max_match_rules_per_connection`), so distinct names go on one center per 40,000.
+  static func notifyHold(address: String, count: Int, sameName: Bool, busOnly: Bool = false)
+    async throws
+  {
+    var centers: [NotifyCenter] = []
+    for _ in 0..<(sameName ? 1 : max(1, (count + 39_999) / 40_000)) {
+      let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
+      _ = try await center.registerCheck("bench.hold.warmup")
+      centers.append(center)
+    }
+    let spread = centers
     // Count what the registrations hold, not what malloc keeps of freed set-up garbage.
     _ = mallocTrim(0)
     let before = residentBytes()
@@ -71,8 +83,13 @@ enum Children {
       for worker in 0..<16 {
         group.addTask {
           for index in stride(from: worker, to: count, by: 16) {
-            let name = sameName ? "bench.idle.shared" : "bench.idle.name\(index)"
-            _ = try await center.registerCheck(NotifyName(name))
+            let name = try NotifyName(sameName ? "bench.idle.shared" : "bench.idle.name\(index)")
+            let center = spread[index % spread.count]
+            if busOnly {
+              _ = try await center.connection.subscribe(NotifyWire.rule(for: name)) { _ in }
+            } else {
+              _ = try await center.registerCheck(name)
+            }
           }
         }
       }
@@ -84,7 +101,7 @@ enum Children {
     fflush(stdout)
     // The center is not used again; an optimized build would release it (closing the
     // connection, so the bus would hold none of the registrations) without this.
-    withExtendedLifetime(center) {
+    withExtendedLifetime(centers) {
       while true { pause() }
     }
   }

@@ -1,12 +1,14 @@
 import BusTestSupport
 import CBaseline
+import CSDBusBaseline
 import DBus
 import Dispatch
 import Synchronization
 import SystemSupport
 
 /// The `DBus` module against C code that calls libdbus directly: one-way signal latency
-/// and 1 -> 1 throughput between two connections through a private `dbus-daemon`.
+/// and 1 -> 1 throughput between two connections through a private `dbus-daemon`; C code on
+/// sd-bus is the second peer.
 enum DBusSuite: BenchmarkSuite {
   static let name = "dbus"
 
@@ -30,6 +32,9 @@ enum DBusSuite: BenchmarkSuite {
     var cP99: [Double] = []
     var swiftRate: [Double] = []
     var cRate: [Double] = []
+    var sdP50: [Double] = []
+    var sdP99: [Double] = []
+    var sdRate: [Double] = []
     for _ in 0..<rounds {
       // Interleave the two so that drift in the machine's speed hits both alike.
       let swift = try await swiftLatency(bus.address, count: latencyCount)
@@ -38,19 +43,26 @@ enum DBusSuite: BenchmarkSuite {
       let c = try cLatency(bus.address, count: latencyCount)
       cP50.append(c[0.5])
       cP99.append(c[0.99])
+      let sd = try sdLatency(bus.address, count: latencyCount)
+      sdP50.append(sd[0.5])
+      sdP99.append(sd[0.99])
       swiftRate.append(try await swiftThroughput(bus.address, count: throughputCount))
       cRate.append(try cThroughput(bus.address, count: throughputCount))
+      sdRate.append(try sdThroughput(bus.address, count: throughputCount))
     }
     return [
       BenchmarkRow(
         name: "signal one-way latency p50", unit: "µs", subject: median(swiftP50),
-        baselineName: "C libdbus", baseline: median(cP50), higherIsBetter: false, target: 1.15),
+        baselineName: "C libdbus", baseline: median(cP50), higherIsBetter: false, target: 1.15,
+        secondBaselineName: "C sd-bus", secondBaseline: median(sdP50)),
       BenchmarkRow(
         name: "signal one-way latency p99", unit: "µs", subject: median(swiftP99),
-        baselineName: "C libdbus", baseline: median(cP99), higherIsBetter: false, target: nil),
+        baselineName: "C libdbus", baseline: median(cP99), higherIsBetter: false, target: nil,
+        secondBaselineName: "C sd-bus", secondBaseline: median(sdP99)),
       BenchmarkRow(
         name: "signal throughput 1→1", unit: "signals/s", subject: median(swiftRate),
-        baselineName: "C libdbus", baseline: median(cRate), higherIsBetter: true, target: 0.85),
+        baselineName: "C libdbus", baseline: median(cRate), higherIsBetter: true, target: 0.85,
+        secondBaselineName: "C sd-bus", secondBaseline: median(sdRate)),
     ]
   }
 
@@ -89,6 +101,14 @@ enum DBusSuite: BenchmarkSuite {
     return Percentiles(Array(samples.dropFirst(count / 10)))
   }
 
+  private static func sdLatency(_ address: BusAddress, count: Int) throws -> Percentiles {
+    var samples = [Double](repeating: 0, count: count)
+    guard csdbus_latency(address.rawValue, CInt(count), &samples) == 0 else {
+      throw DBusError(.failed, "the C sd-bus latency baseline failed")
+    }
+    return Percentiles(Array(samples.dropFirst(count / 10)))
+  }
+
   private static func swiftThroughput(_ address: BusAddress, count: Int) async throws -> Double {
     let receiver = try await BusConnection.connect(to: .address(address))
     let sender = try await BusConnection.connect(to: .address(address))
@@ -119,6 +139,12 @@ enum DBusSuite: BenchmarkSuite {
   private static func cThroughput(_ address: BusAddress, count: Int) throws -> Double {
     let rate = cbaseline_throughput(address.rawValue, CInt(count))
     guard rate > 0 else { throw DBusError(.failed, "the C throughput baseline failed") }
+    return rate
+  }
+
+  private static func sdThroughput(_ address: BusAddress, count: Int) throws -> Double {
+    let rate = csdbus_throughput(address.rawValue, CInt(count))
+    guard rate > 0 else { throw DBusError(.failed, "the C sd-bus throughput baseline failed") }
     return rate
   }
 }

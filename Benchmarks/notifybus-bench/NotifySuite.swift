@@ -1,5 +1,6 @@
 import BusTestSupport
 import CBaseline
+import CSDBusBaseline
 import DBus
 import Dispatch
 import Notify
@@ -28,11 +29,11 @@ enum NotifySuite: BenchmarkSuite {
       BenchmarkRow(
         name: "post→handler latency p50", unit: "µs", subject: quiet.latency[0.5],
         baselineName: "C libdbus signal", baseline: quiet.cLatency[0.5], higherIsBetter: false,
-        target: nil),
+        target: nil, secondBaselineName: "C sd-bus signal", secondBaseline: quiet.sdLatency[0.5]),
       BenchmarkRow(
         name: "post→handler latency p99", unit: "µs", subject: quiet.latency[0.99],
         baselineName: "C libdbus signal", baseline: quiet.cLatency[0.99], higherIsBetter: false,
-        target: nil),
+        target: nil, secondBaselineName: "C sd-bus signal", secondBaseline: quiet.sdLatency[0.99]),
       BenchmarkRow(
         name: "posts/s 1→1 process", unit: "posts/s", subject: quiet.oneToOne,
         baselineName: "C libdbus", baseline: quiet.cOneToOne, higherIsBetter: true, target: nil),
@@ -76,6 +77,8 @@ enum NotifySuite: BenchmarkSuite {
   struct Figures {
     var latency: Percentiles
     var cLatency: Percentiles
+    /// The same one-way signal latency on sd-bus, the second peer.
+    var sdLatency: Percentiles
     var oneToOne: Double
     var cOneToOne: Double
   }
@@ -85,6 +88,7 @@ enum NotifySuite: BenchmarkSuite {
   {
     var latencies: [Double] = []
     var cLatencies: [Double] = []
+    var sdLatencies: [Double] = []
     var rates: [Double] = []
     var cRates: [Double] = []
     for _ in 0..<3 {
@@ -94,13 +98,17 @@ enum NotifySuite: BenchmarkSuite {
         throw DBusError(.failed, "the C latency baseline failed")
       }
       cLatencies += samples.dropFirst(latencyCount / 10)
+      guard csdbus_latency(bus.address.rawValue, CInt(latencyCount), &samples) == 0 else {
+        throw DBusError(.failed, "the C sd-bus latency baseline failed")
+      }
+      sdLatencies += samples.dropFirst(latencyCount / 10)
       let rate = try await throughput(bus, receivers: 1, count: throughputCount)
       rates.append(rate.notify)
       cRates.append(rate.c)
     }
     return Figures(
-      latency: Percentiles(latencies), cLatency: Percentiles(cLatencies), oneToOne: median(rates),
-      cOneToOne: median(cRates))
+      latency: Percentiles(latencies), cLatency: Percentiles(cLatencies),
+      sdLatency: Percentiles(sdLatencies), oneToOne: median(rates), cOneToOne: median(cRates))
   }
 
   /// Post → dispatch handler, one at a time, in one process over two connections.

@@ -1,5 +1,6 @@
 import BusTestSupport
 import CBaseline
+import CSDBusBaseline
 import DBus
 import Notify
 import NotifyServer
@@ -10,11 +11,12 @@ import SystemSupport
 /// table; both services run on their own connection and thread in this process.
 ///
 /// Two more rows split the difference: the Swift client calling the C service, and the C
-/// client calling notifyd.
+/// client calling notifyd. The second peer is the same client and service written on sd-bus.
 enum NotifydSuite: BenchmarkSuite {
   static let name = "notifyd"
 
   static let cService = "org.notifybus.CBaseline"
+  static let sdService = "org.notifybus.CSDBusBaseline"
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
     let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
@@ -29,11 +31,16 @@ enum NotifydSuite: BenchmarkSuite {
       throw DBusError(.failed, "the C service did not start")
     }
     defer { cbaseline_stop_service(service) }
+    guard let sdServer = csdbus_start_service(bus.address.rawValue, sdService) else {
+      throw DBusError(.failed, "the C sd-bus service did not start")
+    }
+    defer { csdbus_stop_service(sdServer) }
 
     var swift: [Measurement] = []
     var c: [Measurement] = []
     var swiftToC: [Measurement] = []
     var cToSwift: [Measurement] = []
+    var sd: [Measurement] = []
     for _ in 0..<rounds {
       swift.append(
         try await measure(count) {
@@ -45,6 +52,7 @@ enum NotifydSuite: BenchmarkSuite {
         try cRoundTrips(
           bus.address, service: cService, path: "/org/notifybus/CBaseline",
           interface: "org.notifybus.CBaseline", count: count))
+      sd.append(try sdRoundTrips(bus.address, count: count))
       let call = Message.methodCall(
         destination: try BusName(cService), path: "/org/notifybus/CBaseline",
         interface: "org.notifybus.CBaseline", member: "GetState", body: [.string("bench.state")])
@@ -63,19 +71,20 @@ enum NotifydSuite: BenchmarkSuite {
     await center.close()
     await server.stop()
     let baseline = "C client → C service"
+    let sdBaseline = "C sd-bus client → service"
     return [
       BenchmarkRow(
         name: "GetState round trip p50", unit: "µs", subject: median(swift.map(\.p50)),
         baselineName: baseline, baseline: median(c.map(\.p50)), higherIsBetter: false,
-        target: nil),
+        target: nil, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.p50))),
       BenchmarkRow(
         name: "GetState round trip p99", unit: "µs", subject: median(swift.map(\.p99)),
         baselineName: baseline, baseline: median(c.map(\.p99)), higherIsBetter: false,
-        target: nil),
+        target: nil, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.p99))),
       BenchmarkRow(
         name: "GetState calls, one at a time", unit: "calls/s", subject: median(swift.map(\.rate)),
         baselineName: baseline, baseline: median(c.map(\.rate)), higherIsBetter: true,
-        target: nil),
+        target: nil, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.rate))),
       BenchmarkRow(
         name: "GetState p50, Swift client → C service", unit: "µs",
         subject: median(swiftToC.map(\.p50)), baselineName: baseline,
@@ -112,6 +121,17 @@ enum NotifydSuite: BenchmarkSuite {
       try await body()
       samples.append(Double(MonotonicClock.now - before) / 1000)
     }
+    return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+  }
+
+  private static func sdRoundTrips(_ address: BusAddress, count: Int) throws -> Measurement {
+    var samples = [Double](repeating: 0, count: count)
+    let start = MonotonicClock.now
+    guard
+      csdbus_call_samples(
+        address.rawValue, sdService, "/org/notifybus/CBaseline", "org.notifybus.CBaseline", 42,
+        CInt(count), &samples) == 0
+    else { throw DBusError(.failed, "the C sd-bus client's calls to \(sdService) failed") }
     return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
   }
 

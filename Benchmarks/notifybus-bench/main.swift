@@ -1,9 +1,11 @@
 // notifybus-bench: every NotifyBus benchmark against its baseline, in one run.
 //
-//   swift run -c release notifybus-bench [--quick] [SUITE...]
+//   swift run -c release notifybus-bench [--quick] [--repeat N] [SUITE...]
 //
 // Absolute figures on a shared or virtual machine vary from run to run; the ratio
 // between NotifyBus and its baseline, measured in the same run, is what to compare.
+// `--repeat N` runs the selected suites N times over and reports each row's median
+// ratio with the range of the runs' ratios.
 
 import CommandLineSupport
 import NotifyToolsCore
@@ -17,7 +19,7 @@ let suites: [any BenchmarkSuite.Type] = [
   ItemCodecSuite.self, SpoolSuite.self,
   CommandLineSuite.self,
   HandoffSuite.self,
-  NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self,
+  NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self, ScaleSuite.self,
 ]
 
 if CommandLine.arguments.dropFirst().first == "--child" {
@@ -39,7 +41,16 @@ let command = CommandDescription(
         "A suite to run (\(suites.map { $0.name }.joined(separator: ", "))); all by default.",
       isOptional: true, isRepeating: true)
   ],
-  options: [.flag("--quick", abstract: "Run a tenth of the iterations, for a smoke test.")])
+  options: [
+    .flag("--quick", abstract: "Run a tenth of the iterations, for a smoke test."),
+    .count(
+      "--repeat",
+      abstract: """
+        Run the selected suites N times over (each still alternating NotifyBus and its \
+        baseline) and report each row's median ratio, with the lowest and highest, judging \
+        the target on the median. 1 by default.
+        """),
+  ])
 
 await CommandRunner(command).asyncMain { arguments in
   let scale = arguments.contains("--quick") ? 0.1 : 1.0
@@ -48,17 +59,23 @@ await CommandRunner(command).asyncMain { arguments in
     throw CommandLineError.validation(
       "Unknown suite '\(name)'; the suites are \(suites.map { $0.name }.joined(separator: ", ")).")
   }
-  var rows: [BenchmarkRow] = []
+  let repeats = try arguments.value("--repeat", as: Count.self)?.value ?? 1
+  var runs: [[BenchmarkRow]] = []
   var failed = false
-  for suite in suites where selected.isEmpty || selected.contains(suite.name) {
-    try? StandardError.writeLine("running \(suite.name)...")
-    do {
-      rows += try await suite.run(scale: scale)
-    } catch {
-      try? StandardError.writeLine("Error: suite \(suite.name) failed: \(error)")
-      failed = true
+  for run in 1...repeats {
+    var rows: [BenchmarkRow] = []
+    for suite in suites where selected.isEmpty || selected.contains(suite.name) {
+      try? StandardError.writeLine(
+        "running \(suite.name)" + (repeats > 1 ? " (run \(run) of \(repeats))" : "") + "...")
+      do {
+        rows += try await suite.run(scale: scale)
+      } catch {
+        try? StandardError.writeLine("Error: suite \(suite.name) failed: \(error)")
+        failed = true
+      }
     }
+    runs.append(rows)
   }
-  try StandardOutput.writeLine(Report.table(rows))
+  try StandardOutput.writeLine(Report.table(runs))
   if failed { throw ExitCode.failure }
 }

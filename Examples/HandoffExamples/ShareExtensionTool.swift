@@ -61,13 +61,21 @@ public enum ShareExtensionTool {
     ],
     exitStatuses: [
       .init(.success, "The item was stored and the doorbell posted."),
-      .init(.failure, "The item could not be stored, or the doorbell could not be posted."),
+      .init(
+        .failure,
+        "The item could not be stored (or the request passed its time limit), or the doorbell "
+          + "could not be posted."),
       .init(
         .validationFailure,
         "An argument was invalid (the message names it), or the activation rule refused the "
           + "item (the message names the rule)."),
     ],
-    environment: ShareExtensionTool.environment,
+    environment: ShareExtensionTool.environment + [
+      .init(
+        ExtensionContext.timeLimitEnvironmentVariable,
+        "The extension request's time limit in seconds (default 30): past it the request is "
+          + "cancelled, loads in flight end and nothing is stored.")
+    ],
     files: [
       .init(
         "$XDG_DATA_HOME/notifybus/groups/GROUP/",
@@ -116,6 +124,12 @@ public enum ShareExtensionTool {
     let group = try group(from: arguments)
     let notification = try notification(from: arguments)
     let bus = try arguments.bus() ?? .automatic
+    let timeLimit: Duration
+    do {
+      timeLimit = try ExtensionContext.timeLimit()
+    } catch {
+      throw CommandLineError.validation(error.message)
+    }
     let items = [try item(from: arguments)]
     let manifest = try manifest(from: arguments)
     guard let rule = manifest.activationRule else {
@@ -127,7 +141,7 @@ public enum ShareExtensionTool {
     }
     let sender = try await HandoffSender.connect(
       group: group.rawValue, notification: notification.rawValue, bus: bus)
-    let context = ExtensionContext(inputItems: items, sender: sender)
+    let context = ExtensionContext(inputItems: items, sender: sender, timeLimit: timeLimit)
     let id = try await context.completeRequest(returningItems: context.inputItems)
     try StandardOutput.writeLine(
       "extension: stored share \(id ?? "-") (\(summary(items[0]))) and posted "

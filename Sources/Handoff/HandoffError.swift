@@ -52,6 +52,9 @@ public struct HandoffError: Error, Sendable, Hashable, CustomStringConvertible {
     case notify(NotifyError)
     /// The item codec refused the items.
     case codec(ItemCodecError)
+    /// A lazy representation could not be loaded: its handler failed, or its load was
+    /// cancelled.
+    case provider(ItemProviderError)
 
     /// The lower error, untyped.
     public var error: any Error {
@@ -59,6 +62,7 @@ public struct HandoffError: Error, Sendable, Hashable, CustomStringConvertible {
       case .container(let error): error
       case .notify(let error): error
       case .codec(let error): error
+      case .provider(let error): error
       }
     }
   }
@@ -90,5 +94,13 @@ public struct HandoffError: Error, Sendable, Hashable, CustomStringConvertible {
     public static var requestFinished: Code { .init(rawValue: "requestFinished") }
     /// The request was cancelled by the extension.
     public static var userCancelled: Code { .init(rawValue: "userCancelled") }
+    /// A lazy representation of the items could not be loaded; nothing was stored.
+    ///
+    /// Its handler failed or produced no payload; the message names the type.
+    public static var loadFailed: Code { .init(rawValue: "loadFailed") }
+    /// The extension request passed its time limit and was cancelled; nothing was stored.
+    public static var timedOut: Code { .init(rawValue: "timedOut") }
+    /// An extension request's time limit was not a positive number of seconds.
+    public static var invalidTimeLimit: Code { .init(rawValue: "invalidTimeLimit") }
   }
 }

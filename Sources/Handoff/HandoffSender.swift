@@ -85,18 +85,22 @@ public final class HandoffSender: Sendable {
 
   /// Stores `items` as one share and posts ``notification``.
   ///
+  /// Lazy representations are loaded first, each handler once (``ExtensionItem/loaded(_:)``);
+  /// if one fails, nothing is stored.
+  ///
   /// - Parameters:
   ///   - items: The items, for example an extension context's input items.
   ///   - id: The share's idempotency id; sending the same id again (a retry after a crash)
   ///     does not make the app see it twice. A random UUID when `nil`.
   /// - Returns: The share's id.
   /// - Throws: ``HandoffError``: ``HandoffError/Code/encoding`` or
-  ///   ``HandoffError/Code/container`` when nothing was stored;
-  ///   ``HandoffError/Code/postFailed`` when the share is stored but the post failed.
+  ///   ``HandoffError/Code/container`` or ``HandoffError/Code/loadFailed`` when nothing was
+  ///   stored; ``HandoffError/Code/postFailed`` when the share is stored but the post failed.
   @discardableResult
   public func send(_ items: [ExtensionItem], id: String? = nil) async throws(HandoffError)
     -> String
   {
+    let items = try await Self.loaded(items)
     // Storing flushes to disk: off the concurrency pool.
     let id = try await runBlocking { () throws(HandoffError) in try self.store(items, id: id) }
     try await ring(for: id)
@@ -113,6 +117,17 @@ public final class HandoffSender: Sendable {
   ///   ``HandoffError/Code/container``; nothing is stored then.
   @discardableResult
   public func store(_ items: [ExtensionItem], id: String? = nil) throws(HandoffError) -> String {
+    // Attachments are packed from the representations at hand: a lazy one must be loaded.
+    for item in items {
+      for provider in item.attachments {
+        if let lazy = provider.lazyRepresentations.first {
+          throw HandoffError(
+            .encoding,
+            "Cannot store the shared items: the \(lazy.type) representation is produced by a "
+              + "load handler; send(_:id:) loads it, store(_:id:) does not")
+        }
+      }
+    }
     let packed = ShareAttachments.pack(items, inlineDataLimit: Self.inlineDataLimit)
     let payload: [UInt8]
     do {
@@ -128,6 +143,16 @@ public final class HandoffSender: Sendable {
         .container,
         "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)",
         cause: .container(error))
+    }
+  }
+
+  /// `items` with their lazy representations loaded, as ``HandoffError``.
+  static func loaded(_ items: [ExtensionItem]) async throws(HandoffError) -> [ExtensionItem] {
+    do {
+      return try await ExtensionItem.loaded(items)
+    } catch {
+      throw HandoffError(
+        .loadFailed, "Cannot load the shared items: \(error.message)", cause: .provider(error))
     }
   }
 

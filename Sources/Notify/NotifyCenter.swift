@@ -522,19 +522,10 @@ public final class NotifyCenter: Sendable {
   ///   that is not live.
   public func cancel(_ token: NotifyToken) throws(NotifyError) {
     try checkUsable()
-    let (removed, unsubscribe) = registry.withLock { $0.remove(token) }
-    guard let removed else { throw Self.invalid(token) }
-    if case .stream(let continuation) = removed.delivery {
-      // A stream may serve several registrations; it ends with the last of them.
-      let stillUsed = registry.withLock { registry in
-        registry.registrations.values.contains { other in
-          if case .stream(let shared) = other.delivery { return shared == continuation }
-          return false
-        }
-      }
-      if !stillUsed { continuation.finish() }
-    }
-    if let unsubscribe { Task { await unsubscribe.cancel() } }
+    guard let removal = registry.withLock({ $0.remove(token) }) else { throw Self.invalid(token) }
+    // A stream may serve several registrations; it ends with the last of them.
+    removal.finishedStream?.finish()
+    if let unsubscribe = removal.unsubscribe { Task { await unsubscribe.cancel() } }
   }
 
   /// Whether `token` is a live registration of this center.

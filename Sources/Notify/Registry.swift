@@ -23,7 +23,7 @@ struct Registry {
 
   /// A name or namespace and its registrations.
   struct SubjectState {
-    var tokens = InlineList<NotifyToken>()
+    var tokens = TokenList()
     var subscription: SignalSubscription?
     var pending: Task<Result<Void, DBusError>, Never>?
   }
@@ -37,6 +37,9 @@ struct Registry {
   var registrations: [NotifyToken: Registration] = [:]
   var subjects: [Subject: SubjectState] = [:]
   var pipes: [CInt: Pipe] = [:]
+  /// How many registrations each stream of ``NotifyCenter/events(for:inNamespaces:bufferSize:)``
+  /// serves: it finishes with the last.
+  var streamUsers: [AsyncStream<NotifyEvent>.Continuation: Int] = [:]
   var malformedSignals = 0
   var deliveries = 0
   var sequenceGaps = 0
@@ -60,6 +63,9 @@ struct Registry {
   mutating func insert(_ registration: Registration) {
     registrations[registration.token] = registration
     subjects[registration.subject, default: SubjectState()].tokens.append(registration.token)
+    if case .stream(let continuation) = registration.delivery {
+      streamUsers[continuation, default: 0] += 1
+    }
   }
 
   /// The subscription task to wait for before `subject`'s first registration returns; starts it
@@ -97,24 +103,46 @@ struct Registry {
     subjects[subject]?.pending = nil
   }
 
-  /// Removes a registration.
-  ///
-  /// - Returns: It, if it was live, and the bus subscription to cancel when it was the
-  ///   last of its subject.
-  mutating func remove(_ token: NotifyToken) -> (Registration?, SignalSubscription?) {
-    guard let registration = registrations.removeValue(forKey: token) else { return (nil, nil) }
-    if case .fileDescriptor(_, let read) = registration.delivery { releasePipe(read) }
+  /// A removed registration, and what the center must end outside the lock.
+  struct Removal {
+    var registration: Registration
+    /// The bus subscription to cancel: the registration was the last of its subject.
     var unsubscribe: SignalSubscription?
-    if var state = subjects[registration.subject] {
-      state.tokens.removeAll(token)
-      if state.tokens.isEmpty && state.pending == nil {
-        unsubscribe = state.subscription
-        subjects[registration.subject] = nil
+    /// The stream to finish: the registration was the last it served.
+    var finishedStream: AsyncStream<NotifyEvent>.Continuation?
+  }
+
+  /// Removes a registration, in O(1) amortized however many registrations its subject or
+  /// its pipe has.
+  ///
+  /// - Returns: It and what to end with it, or `nil` when `token` is not live.
+  mutating func remove(_ token: NotifyToken) -> Removal? {
+    guard let registration = registrations.removeValue(forKey: token) else { return nil }
+    var removal = Removal(registration: registration)
+    switch registration.delivery {
+    case .fileDescriptor(_, let read):
+      releasePipe(read)
+    case .stream(let continuation):
+      if let users = streamUsers[continuation], users > 1 {
+        streamUsers[continuation] = users - 1
       } else {
-        subjects[registration.subject] = state
+        streamUsers[continuation] = nil
+        removal.finishedStream = continuation
       }
+    case .dispatch, .check, .signal, .immediate:
+      break
     }
-    return (registration, unsubscribe)
+    // In place: a copy of the subject's state would copy its token list.
+    guard let index = subjects.index(forKey: registration.subject) else { return removal }
+    if subjects.values[index].tokens.remove() {
+      let live = subjects.values[index].tokens.filter { registrations[$0] != nil }
+      subjects.values[index].tokens = TokenList(live)
+    }
+    if subjects.values[index].tokens.isEmpty && subjects.values[index].pending == nil {
+      removal.unsubscribe = subjects.values[index].subscription
+      subjects.remove(at: index)
+    }
+    return removal
   }
 
   mutating func releasePipe(_ read: CInt) {

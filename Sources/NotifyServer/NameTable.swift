@@ -34,7 +34,8 @@ struct NameTable {
   init(capacity: Int) { self.capacity = max(1, capacity) }
 
   var count: Int { entries.count }
-  var stateCount: Int { entries.values.count { $0.hasState } }
+  /// The names with a state, counted as they change: `Status` does not walk the table.
+  private(set) var stateCount = 0
 
   func state(of name: String) -> UInt64 { entries[name]?.state ?? 0 }
 
@@ -42,6 +43,7 @@ struct NameTable {
   mutating func setState(_ value: UInt64, of name: String, at time: UInt64) -> Bool {
     guard makeRoom(for: name) else { return false }
     clock += 1
+    if entries[name]?.hasState != true { stateCount += 1 }
     entries[name, default: Entry()].state = value
     entries[name]?.setTime = time
     entries[name]?.hasState = true
@@ -71,6 +73,7 @@ struct NameTable {
   /// Loads records read from the state file.
   mutating func load(_ records: [StateRecord]) {
     for record in records.prefix(capacity) {
+      if entries[record.name]?.hasState != true { stateCount += 1 }
       entries[record.name] = Entry(
         state: record.state, setTime: record.setTimeNanoseconds, hasState: true)
     }

@@ -74,6 +74,7 @@ extension ItemCodec {
   private static func jsonProvider(_ provider: ItemProvider) throws(ItemCodecError)
     -> JSONWriter.Value
   {
+    if let lazy = provider.lazyRepresentations.first { throw ItemCodecError.notLoaded(lazy) }
     var members: [(String, JSONWriter.Value)] = []
     if let name = provider.suggestedName { members.append(("suggestedName", .string(name))) }
     let size = provider.preferredPresentationSize

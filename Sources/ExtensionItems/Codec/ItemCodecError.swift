@@ -66,6 +66,9 @@ public struct ItemCodecError: Error, Hashable, Sendable, CustomStringConvertible
     public static let messageTooLarge = Code(rawValue: 15)
     /// The JSON text is not JSON, or not the item mapping.
     public static let invalidJSON = Code(rawValue: 16)
+    /// A representation is still lazy: its payload is produced by a load handler that was
+    /// not run (encoding only; load the items with ``ExtensionItem/loaded(_:)`` first).
+    public static let notLoaded = Code(rawValue: 17)
 
     /// The code's name, for example `truncated`.
     public var description: String {
@@ -73,9 +76,19 @@ public struct ItemCodecError: Error, Hashable, Sendable, CustomStringConvertible
         "truncated", "trailingBytes", "invalidHeader", "notAnItemMessage",
         "unsupportedVersion", "malformed", "invalidString", "invalidValue", "tooManyItems",
         "tooManyAttachments", "tooManyRepresentations", "tooManyInlineBytes", "nestingTooDeep",
-        "stringTooLong", "messageTooLarge", "invalidJSON",
+        "stringTooLong", "messageTooLarge", "invalidJSON", "notLoaded",
       ]
       return (1...names.count).contains(rawValue) ? names[rawValue - 1] : "code \(rawValue)"
     }
+  }
+}
+
+extension ItemCodecError {
+  /// A lazy representation met by an encoder: a load handler cannot be encoded.
+  static func notLoaded(_ lazy: LazyRepresentation) -> ItemCodecError {
+    ItemCodecError(
+      .notLoaded,
+      "the \(lazy.type) representation is produced by a load handler that was not run; "
+        + "load the items first (ExtensionItem.loaded(_:))")
   }
 }

@@ -106,6 +106,7 @@ struct ItemEncoder {
   }
 
   private mutating func writeProvider(_ provider: ItemProvider) throws(ItemCodecError) {
+    if let lazy = provider.lazyRepresentations.first { throw ItemCodecError.notLoaded(lazy) }
     try budget.addAttachment(offset: nil)
     try budget.checkRepresentations(provider.representations.count, offset: nil)
     writer.pad(to: 8)

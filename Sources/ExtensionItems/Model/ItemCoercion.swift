@@ -11,6 +11,8 @@
 /// | URL | `file` URL: contents read; other: the URL's UTF-8 string | `file` URL: that file; other: unavailable | as is | the URL's absolute string |
 /// | text | UTF-8 encoded | written to a new file | parsed as a URL | as is |
 ///
+/// A lazy representation's payload is coerced the same way once its handler produced it.
+///
 /// Failures carry `NSItemProvider`'s codes: ``ItemProviderError/Code/itemUnavailable``
 /// when no type conforms or a referenced file is missing,
 /// ``ItemProviderError/Code/unexpectedValueClass`` when bytes are not UTF-8 or text is not a

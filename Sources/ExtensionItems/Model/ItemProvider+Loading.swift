@@ -5,6 +5,10 @@ extension ItemProvider {
   /// Loads the first representation conforming to `type` as bytes
   /// (`loadDataRepresentation(forTypeIdentifier:)`), coercing as ``ItemCoercion`` says.
   ///
+  /// This synchronous form loads representations at hand; when the first registration
+  /// conforming to `type` is lazy it throws ``ItemProviderError/Code/itemUnavailable``
+  /// saying so (load it with ``loadDataRepresentation(for:baseDirectory:registry:)``).
+  ///
   /// - Parameters:
   ///   - type: The requested type; the first representation that conforms to it is used.
   ///   - baseDirectory: The directory relative file references are resolved against.
@@ -13,56 +17,30 @@ extension ItemProvider {
     for type: UniformType, baseDirectory: URL? = nil, registry: UniformTypeRegistry = .system
   ) throws(ItemProviderError) -> Data {
     let representation = try firstRepresentation(conformingTo: type, registry: registry)
-    switch representation.content {
-    case .data(let data):
-      return data
-    case .text(let text):
-      return Data(text.utf8)
-    case .file(let path):
-      return try Self.readFile(Self.resolve(path, against: baseDirectory), type: type)
-    case .url(let url):
-      if url.isFileURL { return try Self.readFile(url, type: type) }
-      return Data(url.absoluteString.utf8)
-    }
+    return try Self.data(representation.content, type: type, baseDirectory: baseDirectory)
   }
 
-  /// Loads the first representation conforming to `type` as text.
+  /// Loads the first representation conforming to `type` as text; synchronous, as
+  /// ``loadData(for:baseDirectory:registry:)``.
   public func loadText(
     for type: UniformType, baseDirectory: URL? = nil, registry: UniformTypeRegistry = .system
   ) throws(ItemProviderError) -> String {
     let representation = try firstRepresentation(conformingTo: type, registry: registry)
-    switch representation.content {
-    case .text(let text):
-      return text
-    case .url(let url):
-      return url.absoluteString
-    case .data(let data):
-      return try Self.utf8(data, type: type, origin: "inline data")
-    case .file(let path):
-      let url = Self.resolve(path, against: baseDirectory)
-      return try Self.utf8(Self.readFile(url, type: type), type: type, origin: "file \(url.path)")
-    }
+    return try Self.text(representation.content, type: type, baseDirectory: baseDirectory)
   }
 
-  /// Loads the first representation conforming to `type` as a URL.
+  /// Loads the first representation conforming to `type` as a URL; synchronous, as
+  /// ``loadData(for:baseDirectory:registry:)``.
   public func loadURL(
     for type: UniformType, baseDirectory: URL? = nil, registry: UniformTypeRegistry = .system
   ) throws(ItemProviderError) -> URL {
     let representation = try firstRepresentation(conformingTo: type, registry: registry)
-    switch representation.content {
-    case .url(let url):
-      return url
-    case .file(let path):
-      return Self.resolve(path, against: baseDirectory)
-    case .text(let text):
-      return try Self.parseURL(text, type: type)
-    case .data(let data):
-      return try Self.parseURL(Self.utf8(data, type: type, origin: "inline data"), type: type)
-    }
+    return try Self.url(representation.content, type: type, baseDirectory: baseDirectory)
   }
 
   /// Loads the first representation conforming to `type` as a file
-  /// (`loadFileRepresentation(forTypeIdentifier:)`).
+  /// (`loadFileRepresentation(forTypeIdentifier:)`); synchronous, as
+  /// ``loadData(for:baseDirectory:registry:)``.
   ///
   /// A file reference, or a `file` URL, is returned as is: the file belongs to the item, so
   /// copy it before changing it. Inline data and text are written to a new file in
@@ -74,6 +52,84 @@ extension ItemProvider {
     registry: UniformTypeRegistry = .system
   ) throws(ItemProviderError) -> URL {
     let representation = try firstRepresentation(conformingTo: type, registry: registry)
+    return try file(
+      representation, requested: type, baseDirectory: baseDirectory,
+      temporaryDirectory: temporaryDirectory, registry: registry)
+  }
+
+  // MARK: Coercion
+
+  /// `representation`'s payload as `kind`, as ``ItemCoercion`` says; a file is returned as a
+  /// `.file` content holding its absolute path.
+  func coerce(
+    _ representation: ItemRepresentation, requested type: UniformType,
+    to kind: ItemRepresentation.Kind, baseDirectory: URL?, temporaryDirectory: URL,
+    registry: UniformTypeRegistry
+  ) throws(ItemProviderError) -> ItemRepresentation.Content {
+    let content = representation.content
+    switch kind {
+    case .data: return .data(try Self.data(content, type: type, baseDirectory: baseDirectory))
+    case .text: return .text(try Self.text(content, type: type, baseDirectory: baseDirectory))
+    case .url: return .url(try Self.url(content, type: type, baseDirectory: baseDirectory))
+    case .file:
+      let url = try file(
+        representation, requested: type, baseDirectory: baseDirectory,
+        temporaryDirectory: temporaryDirectory, registry: registry)
+      return .file(path: url.path)
+    }
+  }
+
+  private static func data(
+    _ content: ItemRepresentation.Content, type: UniformType, baseDirectory: URL?
+  ) throws(ItemProviderError) -> Data {
+    switch content {
+    case .data(let data):
+      return data
+    case .text(let text):
+      return Data(text.utf8)
+    case .file(let path):
+      return try readFile(resolve(path, against: baseDirectory), type: type)
+    case .url(let url):
+      if url.isFileURL { return try readFile(url, type: type) }
+      return Data(url.absoluteString.utf8)
+    }
+  }
+
+  private static func text(
+    _ content: ItemRepresentation.Content, type: UniformType, baseDirectory: URL?
+  ) throws(ItemProviderError) -> String {
+    switch content {
+    case .text(let text):
+      return text
+    case .url(let url):
+      return url.absoluteString
+    case .data(let data):
+      return try utf8(data, type: type, origin: "inline data")
+    case .file(let path):
+      let url = resolve(path, against: baseDirectory)
+      return try utf8(readFile(url, type: type), type: type, origin: "file \(url.path)")
+    }
+  }
+
+  private static func url(
+    _ content: ItemRepresentation.Content, type: UniformType, baseDirectory: URL?
+  ) throws(ItemProviderError) -> URL {
+    switch content {
+    case .url(let url):
+      return url
+    case .file(let path):
+      return resolve(path, against: baseDirectory)
+    case .text(let text):
+      return try parseURL(text, type: type)
+    case .data(let data):
+      return try parseURL(utf8(data, type: type, origin: "inline data"), type: type)
+    }
+  }
+
+  private func file(
+    _ representation: ItemRepresentation, requested type: UniformType, baseDirectory: URL?,
+    temporaryDirectory: URL, registry: UniformTypeRegistry
+  ) throws(ItemProviderError) -> URL {
     let bytes: Data
     switch representation.content {
     case .file(let path):
@@ -112,16 +168,28 @@ extension ItemProvider {
 
   // MARK: Helpers
 
+  /// The first registration conforming to `type`, which must be at hand.
   private func firstRepresentation(
     conformingTo type: UniformType, registry: UniformTypeRegistry
   ) throws(ItemProviderError) -> ItemRepresentation {
-    guard let representation = representation(conformingTo: type, in: registry) else {
-      let offered = registeredTypes.map(\.identifier).joined(separator: ", ")
+    switch registration(conformingTo: type, in: registry) {
+    case .eager(let representation)?:
+      return representation
+    case .lazy(let lazy)?:
       throw ItemProviderError(
         .itemUnavailable,
-        "no representation conforms to \(type); registered: [\(offered)]")
+        "the \(lazy.type) representation is produced by a load handler; load it with the "
+          + "async loadItem(for:as:) or loadDataRepresentation(for:)")
+    case nil:
+      throw unavailable(type)
     }
-    return representation
+  }
+
+  /// No registration conforms to `type`.
+  func unavailable(_ type: UniformType) -> ItemProviderError {
+    let offered = registeredTypes.map(\.identifier).joined(separator: ", ")
+    return ItemProviderError(
+      .itemUnavailable, "no representation conforms to \(type); registered: [\(offered)]")
   }
 
   private func temporaryFileName(for type: UniformType, registry: UniformTypeRegistry)

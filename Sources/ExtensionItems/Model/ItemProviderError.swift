@@ -11,8 +11,12 @@ public struct ItemProviderError: Error, Hashable, Sendable, CustomStringConverti
     self.message = message
   }
 
-  /// "<message> (NSItemProviderErrorDomain <code>)".
-  public var description: String { "\(message) (NSItemProviderErrorDomain \(code.rawValue))" }
+  /// "<message> (NSItemProviderErrorDomain <code>)", or `NSCocoaErrorDomain` for
+  /// ``Code/cancelled``.
+  public var description: String {
+    let domain = code == .cancelled ? "NSCocoaErrorDomain" : "NSItemProviderErrorDomain"
+    return "\(message) (\(domain) \(code.rawValue))"
+  }
 
   /// `NSItemProviderErrorCode` values.
   public struct Code: RawRepresentable, Hashable, Sendable {
@@ -32,5 +36,9 @@ public struct ItemProviderError: Error, Hashable, Sendable, CustomStringConverti
     /// The coercion table has no way from the stored kind to the requested one
     /// (`NSItemProviderUnavailableCoercionError`, -1200).
     public static let unavailableCoercion = Code(rawValue: -1200)
+    /// The load was cancelled before its handler completed, as when its task was cancelled
+    /// or an extension request passed its time limit (`NSUserCancelledError`, 3072 in
+    /// `NSCocoaErrorDomain`, what a cancelled `NSItemProvider` load reports).
+    public static let cancelled = Code(rawValue: 3072)
   }
 }

@@ -14,6 +14,7 @@ import PackageDescription
 let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions: Bool)] = [
   ("BridgeMessage", ["NotifyBridgeCore", "NotifyCore"], false),
   ("CommandLineSupport", ["CommandLineSupport"], false),
+  ("ComposeSheet", ["ComposeSheet"], false),
   ("DBus", ["DBus", "DBusCore", "Notify"], true),
   ("DefaultsFileReader", ["AppGroups"], false),
   ("ExtensionManifest", ["ExtensionItems"], true),
@@ -22,6 +23,7 @@ let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions
   ("NotifydConfiguration", ["NotifyServerFiles"], false),
   ("NotifydStateFile", ["NotifyServerFiles"], false),
   ("PredicateParser", ["ExtensionItems"], false),
+  ("SharedArgument", ["ExtensionItems"], false),
   ("SpoolEntryParser", ["AppGroups"], false),
 ]
 
@@ -104,6 +106,11 @@ let package = Package(
     ///
     /// No Foundation, so tools start fast.
     .target(name: "CommandLineSupport"),
+    /// A share extension's compose sheet for a terminal: the state machine, its drawing and
+    /// the terminal's key decoding, driven by bytes; the raw-mode I/O is the caller's.
+    ///
+    /// No Foundation, no I/O.
+    .target(name: "ComposeSheet"),
     /// notifyd's files: the state file format and the access configuration and policy.
     ///
     /// Pure Swift with no dependencies, so the parsers fuzz on their own.
@@ -218,7 +225,7 @@ let package = Package(
       name: "HandoffExamples",
       dependencies: [
         "Handoff", "Notify", "DBus", "ExtensionItems", "AppGroups", "CommandLineSupport",
-        "NotifyToolsCore", "CSQLite", "SystemSupport",
+        "NotifyToolsCore", "CSQLite", "SystemSupport", "ComposeSheet",
       ],
       path: "Examples/HandoffExamples",
       resources: [.copy("Manifests")]
@@ -263,7 +270,7 @@ let package = Package(
     /// `share-extension --url U --title T --image P`: the extension, with its Info.plists.
     .executableTarget(
       name: "share-extension",
-      dependencies: ["HandoffExamples", "CommandLineSupport"],
+      dependencies: ["HandoffExamples", "CommandLineSupport", "ComposeSheet"],
       path: "Examples/ShareExtension"
     ),
     /// `readlater watch` / `readlater list`: the app, storing reading items in SQLite.
@@ -345,6 +352,7 @@ let package = Package(
       dependencies: ["CommandLineSupport", "TestSupport", "cli-demo"]
     ),
     .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
+    .testTarget(name: "ComposeSheetTests", dependencies: ["ComposeSheet"]),
     /// A small peer process for tests that need a second process on the bus.
     .executableTarget(
       name: "dbus-test-peer",

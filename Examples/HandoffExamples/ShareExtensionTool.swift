@@ -1,17 +1,26 @@
 public import AppGroups
 public import CommandLineSupport
+public import ComposeSheet
 import DBus
 public import ExtensionItems
 import Foundation
 import Handoff
 public import Notify
 import NotifyToolsCore
+import Synchronization
 import SystemSupport
+
+extension ExitCode {
+  /// `share-extension`: Cancel was pressed in the compose sheet; nothing was stored.
+  public static let cancelled = ExitCode(3)
+}
 
 /// `share-extension`: plays the share extension of the read-later example.
 ///
-/// It builds one extension item from its options, checks it against its `Info.plist`
-/// activation rule, stores it in the group's spool and posts the doorbell.
+/// It builds one extension item from its options and arguments (files and URLs, as a file
+/// manager passes them), checks it against its `Info.plist` activation rule, shows the
+/// compose sheet on a terminal, stores the item in the group's spool and posts the doorbell.
+/// `--desktop-entry` prints the desktop entry that puts it in file managers' "Open With".
 public enum ShareExtensionTool {
   /// The group the example's extension and app share.
   public static let defaultGroup = "group.example.readlater"
@@ -31,15 +40,29 @@ public enum ShareExtensionTool {
     name: "share-extension",
     abstract: "Share a URL, text, images or files with the read-later app.",
     discussion: """
-      Builds one extension item: --title is its title, and each --url, --text, --image and \
-      --file is one attachment (files are typed from the uniform type graph by their \
-      filename extension). The item is checked against the extension's Info.plist \
+      Builds one extension item: --title is its title, and each --url, --text, --image, \
+      --file and argument is one attachment. An argument is a path, a file:// URL or an \
+      http(s) URL, as a file manager's Open With passes them; files are typed from the \
+      uniform type graph by their filename extension, and by their content where the \
+      extension is missing or wrong. The item is checked against the extension's Info.plist \
       activation rule (--rule seed: at most one web URL, one web page, and text, as in the \
-      seed document; --rule images: the same and up to five images; or --manifest PATH). \
+      seed document; --rule images: the same and up to five images; or --manifest PATH).
+
+      On a terminal (standard input and output both), or with --compose, the compose \
+      sheet shows the item and an editable text; Post (Enter) stores it with the text as \
+      its content text, refused while the text is empty; Cancel (Escape) stores nothing \
+      and exits with status 3. Elsewhere, or with --no-compose, the item is stored at once.
+
       An accepted item is stored in the group container's spool, files travelling as \
-      attachment files, and the doorbell is posted.
+      attachment files, and the doorbell is posted. --desktop-entry prints the desktop \
+      entry of the Info.plist instead (Protocol/desktop-entries.md).
       """,
     version: notifyBusVersion,
+    arguments: [
+      .init(
+        "item", abstract: "A file (a path or a file:// URL) or an http(s) URL to share.",
+        isOptional: true, isRepeating: true)
+    ],
     options: [
       .option("--url", value: "url", abstract: "A web URL to share.", isRepeatable: true),
       .option("--title", value: "text", abstract: "The item's title."),
@@ -57,6 +80,16 @@ public enum ShareExtensionTool {
       .option(
         "--notification", value: "name", abstract: "The name to post.",
         default: defaultNotification),
+      .flag("--compose", abstract: "Show the compose sheet, on /dev/tty when not on a terminal."),
+      .flag("--no-compose", abstract: "Store without the compose sheet, even on a terminal."),
+      .flag(
+        "--desktop-entry",
+        abstract: "Print the desktop entry of the Info.plist instead of sharing."),
+      .option(
+        "--exec", value: "path",
+        abstract: "With --desktop-entry: the executable Exec= runs (default: this one)."
+      )
+      .with { $0.completion = .file },
       .bus,
     ],
     exitStatuses: [
@@ -67,8 +100,10 @@ public enum ShareExtensionTool {
           + "could not be posted."),
       .init(
         .validationFailure,
-        "An argument was invalid (the message names it), or the activation rule refused the "
-          + "item (the message names the rule)."),
+        "An argument was invalid (the message names it and what is wrong: a URL with a "
+          + "scheme other than file, http or https, a file that does not exist, a directory, a "
+          + "FIFO), or the activation rule refused the item (the message names the rule's key)."),
+      .init(.cancelled, "Cancel was pressed in the compose sheet: nothing was stored."),
     ],
     environment: ShareExtensionTool.environment + [
       .init(
@@ -88,6 +123,12 @@ public enum ShareExtensionTool {
       .init(
         "share-extension --rule images --image photo.png --text 'Look at this'",
         "Share an image and text, checked against the images rule:"),
+      .init(
+        "share-extension --rule images file:///tmp/photo.png https://example.com/",
+        "Share what a file manager passes (typed by name and content):"),
+      .init(
+        "share-extension --desktop-entry --rule images --exec /usr/bin/share-extension",
+        "Print the desktop entry of the images rule:"),
     ],
     seeAlso: ["readlater(1)", "notify-post(1)"])
 
@@ -119,8 +160,42 @@ public enum ShareExtensionTool {
     }
   }
 
-  /// Runs the command with parsed arguments.
+  /// Runs the command with parsed arguments, without a compose sheet.
   public static func run(_ arguments: ParsedArguments) async throws {
+    try await run(arguments, terminal: { _ in nil })
+  }
+
+  /// Runs the command with parsed arguments.
+  ///
+  /// - Parameters:
+  ///   - arguments: The parsed command line.
+  ///   - terminal: Opens the terminal the compose sheet is shown on: called with `true` for
+  ///     `--compose` (use `/dev/tty` when the standard streams are not a terminal; throw when
+  ///     there is none), `false` otherwise (return `nil` when the standard streams are not
+  ///     both a terminal). Not called with `--no-compose`.
+  public static func run(
+    _ arguments: ParsedArguments,
+    terminal: (_ forced: Bool) throws -> (any ShareComposer)?
+  ) async throws {
+    if arguments.contains("--desktop-entry") {
+      let sharing = [
+        "--url", "--title", "--text", "--image", "--file", "--compose", "--no-compose",
+      ]
+      if let option = sharing.first(where: arguments.contains) {
+        throw CommandLineError.validation("--desktop-entry shares nothing: drop \(option).")
+      }
+      if let item = arguments.values("item").first {
+        throw CommandLineError.validation("--desktop-entry shares nothing: drop '\(item)'.")
+      }
+      try StandardOutput.write(try desktopEntry(from: arguments).text)
+      return
+    }
+    if arguments.contains("--exec") {
+      throw CommandLineError.validation("--exec is used with --desktop-entry only.")
+    }
+    if arguments.contains("--compose") && arguments.contains("--no-compose") {
+      throw CommandLineError.validation("--compose and --no-compose cannot be used together.")
+    }
     let group = try group(from: arguments)
     let notification = try notification(from: arguments)
     let bus = try arguments.bus() ?? .automatic
@@ -130,22 +205,135 @@ public enum ShareExtensionTool {
     } catch {
       throw CommandLineError.validation(error.message)
     }
-    let items = [try item(from: arguments)]
+    var item = try item(from: arguments)
     let manifest = try manifest(from: arguments)
     guard let rule = manifest.activationRule else {
       throw CommandLineError.validation("The manifest has no NSExtensionActivationRule.")
     }
-    if let refusal = ActivationCheck.refusal(for: items, rule: rule) {
+    if let refusal = ActivationCheck.refusal(
+      for: [item], rule: rule, registry: manifest.typeRegistry)
+    {
       try? StandardError.writeLine("share-extension: refused by the activation rule: \(refusal)")
       throw ExitCode.validationFailure
     }
-    let sender = try await HandoffSender.connect(
-      group: group.rawValue, notification: notification.rawValue, bus: bus)
-    let context = ExtensionContext(inputItems: items, sender: sender, timeLimit: timeLimit)
+    let connect: @Sendable () async throws -> HandoffSender = {
+      try await HandoffSender.connect(
+        group: group.rawValue, notification: notification.rawValue, bus: bus)
+    }
+    var composer: (any ShareComposer)?
+    if !arguments.contains("--no-compose") {
+      do {
+        composer = try terminal(arguments.contains("--compose"))
+      } catch {
+        throw CommandLineError.validation("--compose: \(error)")
+      }
+    }
+    let sender: HandoffSender
+    if let composer {
+      (item, sender) = try await compose(
+        item, on: composer, heading: manifest.displayName ?? "Share", connect: connect)
+    } else {
+      sender = try await connect()
+    }
+    // The time limit runs from Post: the sheet waits for the user, not the request.
+    let context = ExtensionContext(inputItems: [item], sender: sender, timeLimit: timeLimit)
     let id = try await context.completeRequest(returningItems: context.inputItems)
     try StandardOutput.writeLine(
-      "extension: stored share \(id ?? "-") (\(summary(items[0]))) and posted "
+      "extension: stored share \(id ?? "-") (\(summary(item))) and posted "
         + "'\(sender.notification)'")
+  }
+
+  /// Shows the compose sheet while the request connects, and returns the item with the
+  /// posted text as its content text, and the connected sender.
+  ///
+  /// - Throws: ``ExitCode/cancelled`` after Cancel, which ends the request
+  ///   (`cancelRequest(withError:)`) when it had connected; what `connect` throws.
+  private static func compose(
+    _ item: ExtensionItem, on composer: any ShareComposer, heading: String,
+    connect: @escaping @Sendable () async throws -> HandoffSender
+  ) async throws -> (ExtensionItem, HandoffSender) {
+    let connected = ConnectedSender()
+    let outcome = try await composer.compose(
+      heading: heading, text: item.attributedContentText?.string ?? ""
+    ) {
+      let sender = try await connect()
+      connected.value.withLock { $0 = sender }
+      return preview(of: item)
+    }
+    switch (outcome, connected.value.withLock { $0 }) {
+    case (.post(let text), let sender?):
+      var posted = item
+      posted.attributedContentText = AttributedText(text)
+      return (posted, sender)
+    case (_, let sender):
+      // Cancelled, possibly while loading: the request ends and nothing is stored.
+      if let sender {
+        try ExtensionContext(inputItems: [item], sender: sender)
+          .cancelRequest(withError: ShareCancelled())
+      }
+      try StandardOutput.writeLine("extension: cancelled; nothing was stored")
+      throw ExitCode.cancelled
+    }
+  }
+
+  /// The sender the compose sheet's loading connected, once it has.
+  private final class ConnectedSender: Sendable {
+    let value = Mutex<HandoffSender?>(nil)
+  }
+
+  /// The error `cancelRequest(withError:)` gets when Cancel is pressed.
+  public struct ShareCancelled: Error, CustomStringConvertible {
+    /// Creates the error.
+    public init() {}
+    /// What happened.
+    public var description: String { "The user cancelled the share." }
+  }
+
+  /// The desktop entry `--desktop-entry` prints: of `--rule`'s or `--manifest`'s Info.plist,
+  /// running `--exec` (default: this executable) with the same `--rule` or `--manifest`.
+  public static func desktopEntry(from arguments: ParsedArguments) throws -> DesktopEntry {
+    let manifest = try manifest(from: arguments)
+    var command = [arguments.value("--exec") ?? currentExecutable()]
+    if let path = arguments.value("--manifest") {
+      command += ["--manifest", absolutePath(path)]
+    } else {
+      command += ["--rule", arguments.value("--rule") ?? "seed"]
+    }
+    do {
+      return try DesktopEntry(manifest: manifest, command: command)
+    } catch {
+      throw CommandLineError.validation("--desktop-entry: \(error)")
+    }
+  }
+
+  private static func currentExecutable() -> String {
+    let path = CommandLine.arguments.first ?? "share-extension"
+    if path.contains("/") { return URL(fileURLWithPath: path).standardizedFileURL.path }
+    return path
+  }
+
+  /// What the compose sheet shows of an item: its title, first web URL and attachments.
+  public static func preview(of item: ExtensionItem) -> ComposeSheet.Preview {
+    var preview = ComposeSheet.Preview(title: item.attributedTitle?.string)
+    for provider in item.attachments {
+      guard let representation = provider.representations.first else { continue }
+      let type = representation.type.identifier
+      switch representation.content {
+      case .url(let url):
+        if preview.url == nil, !url.isFileURL { preview.url = url.absoluteString }
+        preview.attachments.append("\(url.absoluteString) (\(type))")
+      case .text(let text):
+        let shown = text.count > 60 ? String(text.prefix(60)) + "..." : text
+        preview.attachments.append("\"\(shown)\" (\(type))")
+      case .file(let path):
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int
+        let name = provider.suggestedName ?? URL(fileURLWithPath: path).lastPathComponent
+        preview.attachments.append("\(name) (\(type), \(size ?? 0) bytes)")
+      case .data(let data):
+        preview.attachments.append("\(data.count) bytes (\(type))")
+      }
+    }
+    return preview
   }
 
   /// The extension item the options describe.
@@ -160,20 +348,28 @@ public enum ShareExtensionTool {
     for text in arguments.values("--text") { attachments.append(ItemProvider(text: text)) }
     for option in ["--image", "--file"] {
       for path in arguments.values(option) {
-        let absolute = absolutePath(path)
         // Refused before anything is stored: a FIFO would block the read, a device
         // (/dev/zero) would never end, a directory has no bytes.
+        let provider: ItemProvider
         do {
-          _ = try FileDescriptor<FileSystemError>.openRegularFile(absolute)
+          provider = try SharedArgument.file(path: absolutePath(path)).provider()
         } catch {
           throw CommandLineError.validation("\(option): \(error).")
         }
-        let provider = ItemProvider(fileAtPath: absolute)
         if option == "--image", !provider.hasItemConforming(to: .image) {
           throw CommandLineError.validation(
             "--image: '\(path)' is \(provider.registeredTypes[0]), not an image; use --file.")
         }
         attachments.append(provider)
+      }
+    }
+    let directory = FileManager.default.currentDirectoryPath
+    for text in arguments.values("item") {
+      do {
+        attachments.append(
+          try SharedArgument(parsing: text, currentDirectory: directory).provider())
+      } catch {
+        throw CommandLineError.validation("\(error).")
       }
     }
     return ExtensionItem(

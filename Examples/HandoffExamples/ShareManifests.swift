@@ -2,7 +2,8 @@ public import ExtensionItems
 public import Foundation
 
 /// The share extension's two `Info.plist` files: `Manifests/Info.plist` and
-/// `Manifests/Info-Images.plist`, resources of this target.
+/// `Manifests/Info-Images.plist`, resources of this target, installed next to the
+/// executable's prefix as `share/notifybus/share-extension/` (`Protocol/packaging.md`).
 public enum ShareManifests {
   /// Which built-in manifest to use.
   public enum Choice: String, CaseIterable, Sendable {
@@ -24,11 +25,16 @@ public enum ShareManifests {
     }
   }
 
-  /// The resource file of a choice.
+  /// The file of a choice: the installed one, `PREFIX/share/notifybus/share-extension/`
+  /// for an executable in `PREFIX/bin`, else the build's resource bundle.
   ///
   /// - Parameter choice: Which manifest.
   public static func url(_ choice: Choice) -> URL {
     let name = choice == .seed ? "Info" : "Info-Images"
+    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    let installed = executable.deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("share/notifybus/share-extension/\(name).plist")
+    if FileManager.default.fileExists(atPath: installed.path) { return installed }
     guard
       let url = Bundle.module.url(
         forResource: name, withExtension: "plist", subdirectory: "Manifests")

@@ -3,6 +3,7 @@
 
 import BridgeMessageFuzz
 import CommandLineSupportFuzz
+import ComposeSheetFuzz
 import DBusFuzz
 import DefaultsFileReaderFuzz
 import ExtensionManifestFuzz
@@ -11,6 +12,7 @@ import KeyLogParserFuzz
 import NotifydConfigurationFuzz
 import NotifydStateFileFuzz
 import PredicateParserFuzz
+import SharedArgumentFuzz
 import SpoolEntryParserFuzz
 
 /// One fuzz harness: it runs one input and traps when an invariant does not hold.
@@ -21,6 +23,7 @@ public typealias FuzzHarness = @Sendable ([UInt8]) -> Void
 public let fuzzHarnesses: [String: FuzzHarness] = [
   "BridgeMessage": BridgeMessageFuzz.fuzz,
   "CommandLineSupport": CommandLineSupportFuzz.fuzz,
+  "ComposeSheet": ComposeSheetFuzz.fuzz,
   "DBus": DBusFuzz.fuzz,
   "DefaultsFileReader": DefaultsFileReaderFuzz.fuzz,
   "ExtensionManifest": ExtensionManifestFuzz.fuzz,
@@ -29,5 +32,6 @@ public let fuzzHarnesses: [String: FuzzHarness] = [
   "NotifydConfiguration": NotifydConfigurationFuzz.fuzz,
   "NotifydStateFile": NotifydStateFileFuzz.fuzz,
   "PredicateParser": PredicateParserFuzz.fuzz,
+  "SharedArgument": SharedArgumentFuzz.fuzz,
   "SpoolEntryParser": SpoolEntryParserFuzz.fuzz,
 ]

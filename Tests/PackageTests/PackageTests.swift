@@ -181,6 +181,31 @@ struct PackageTests {
     #expect(score.map { $0 <= 2.0 } == true, "\(security.output)")
   }
 
+  /// Issue 15 item 2: the desktop entries, generated from the installed Info.plists, pass
+  /// desktop-file-validate and run the installed extension, which reads those Info.plists.
+  @Test func theShareExtensionsDesktopEntriesValidateAndRunIt() async throws {
+    defer { Subprocess.removeTree(root) }
+    for plist in ["Info", "Info-Images"] {
+      #expect(access(root + "/usr/share/notifybus/share-extension/\(plist).plist", R_OK) == 0)
+    }
+    for (name, rule) in Package.desktopEntries {
+      let path = root + "/usr/share/applications/" + name
+      let entry = try #require(readFile(path), "missing /usr/share/applications/\(name)")
+      #expect(entry.contains("\nExec=/usr/bin/share-extension --rule \(rule) %U\n"), "\(entry)")
+      #expect(entry.contains("\nTerminal=true\n") && entry.contains("\nMimeType=text/plain;"))
+      if access("/usr/bin/desktop-file-validate", X_OK) == 0 {
+        let validation = try await Products.runCommandAsync("desktop-file-validate", [path])
+        #expect(validation.status == 0, "\(validation)")
+        #expect(validation.output.isEmpty && validation.error.isEmpty, "\(validation)")
+      }
+      // The installed executable regenerates the same entry from the installed Info.plist.
+      let again = try await Products.runCommandAsync(
+        bin + "/share-extension",
+        ["--desktop-entry", "--rule", rule, "--exec", "/usr/bin/share-extension"])
+      #expect(again.status == 0 && again.output == entry, "\(again)")
+    }
+  }
+
   @Test func lintianFindsNoErrors() async throws {
     defer { Subprocess.removeTree(root) }
     try #require(access("/usr/bin/lintian", X_OK) == 0, "lintian is not installed")
@@ -290,7 +315,15 @@ struct InstallScriptTests {
 
 /// Finding the package and the toolchain.
 enum Package {
-  static let tools = ["notify-post", "notify-watch", "notifyutil", "notifyd", "notifybus"]
+  static let tools = [
+    "notify-post", "notify-watch", "notifyutil", "notifyd", "notifybus", "share-extension",
+  ]
+
+  /// The share extension's desktop entries, by file name, and the `--rule` each runs.
+  static let desktopEntries = [
+    ("org.notifybus.example.readlater.share.desktop", "seed"),
+    ("org.notifybus.example.readlater.share-images.desktop", "images"),
+  ]
 
   /// `$NOTIFYBUS_PACKAGE`, else the newest `.build/package/notifybus_*.deb`.
   static var debian: String? {

@@ -6,12 +6,14 @@ import SystemSupport
 ///
 /// Reads `NSExtension` (`NSExtensionPointIdentifier`, `NSExtensionAttributes` with its
 /// `NSExtensionActivationRule`, `NSExtensionPrincipalClass`, `NSExtensionMainStoryboard`)
-/// plus `CFBundleIdentifier` and the `UTExportedTypeDeclarations` /
+/// plus `CFBundleIdentifier`, `CFBundleDisplayName` (or `CFBundleName`) and the `UTExportedTypeDeclarations` /
 /// `UTImportedTypeDeclarations` an activation rule may refer to, from an XML or a binary
 /// property list.
 public struct ExtensionManifest: Hashable, Sendable {
   /// `CFBundleIdentifier`, if present.
   public var bundleIdentifier: String?
+  /// `CFBundleDisplayName`, else `CFBundleName`, if present: the name people see.
+  public var displayName: String?
   /// `NSExtension.NSExtensionPointIdentifier`, for example `com.apple.share-services`.
   public var pointIdentifier: String
   /// `NSExtension.NSExtensionAttributes`, or empty.
@@ -127,6 +129,8 @@ public struct ExtensionManifest: Hashable, Sendable {
   /// Reads a manifest from an already-parsed `Info.plist` dictionary.
   public init(infoDictionary info: [String: PropertyListValue]) throws(ExtensionManifestError) {
     bundleIdentifier = try Self.optionalString(info, "CFBundleIdentifier", in: "")
+    displayName = try Self.optionalString(info, "CFBundleDisplayName", in: "")
+    if displayName == nil { displayName = try Self.optionalString(info, "CFBundleName", in: "") }
     guard let extensionValue = info["NSExtension"] else {
       throw ExtensionManifestError(.missingKey, keyPath: "NSExtension", "the key is missing")
     }

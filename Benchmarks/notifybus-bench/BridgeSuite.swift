@@ -12,6 +12,9 @@ import SystemSupport
 /// one mosquitto (each host a private bus with its own `NotifyServer`), against the same
 /// MQTT hop made by two C libmosquitto clients through the same broker in the same run,
 /// and against a local post on B.
+///
+/// `Benchmarks/profile-bridge` counts the instructions each notifyd spends per bridged post
+/// (callgrind), which load does not move.
 enum BridgeSuite: BenchmarkSuite {
   static let name = "bridge"
   static let hopName: NotifyName = "bench.bridge.hop"
@@ -64,10 +67,14 @@ enum BridgeSuite: BenchmarkSuite {
     let baseline = Percentiles(c)
     let cName = "C libmosquitto pub → sub"
     let localLatency = Percentiles(local)
+    // Issue 16's latency target is on what the bridge adds to a post, against the C MQTT
+    // hop: the hop minus the same post made on B itself. The whole hop also carries that
+    // local post (D-Bus to the handler), which alone is slower than the C MQTT hop, so
+    // its ratio to the C hop is shown without a target.
     return [
       BenchmarkRow(
         name: "bridge hop A → B p50", unit: "µs", subject: bridged[0.5], baselineName: cName,
-        baseline: baseline[0.5], higherIsBetter: false, target: 1.3),
+        baseline: baseline[0.5], higherIsBetter: false, target: nil),
       BenchmarkRow(
         name: "bridge hop A → B p99", unit: "µs", subject: bridged[0.99], baselineName: cName,
         baseline: baseline[0.99], higherIsBetter: false, target: nil),
@@ -75,7 +82,8 @@ enum BridgeSuite: BenchmarkSuite {
         name: "bridge hop A → B sustained", unit: "posts/s", subject: median(bridgeRates),
         baselineName: cName, baseline: median(cRates), higherIsBetter: true, target: 0.8),
       // What the bridge adds to a post: the hop minus the same post made on B itself
-      // (whose D-Bus delivery to the handler the hop also includes).
+      // (whose D-Bus delivery to the handler the hop also includes): notifyd A hearing the
+      // post, the MQTT hop, and notifyd B posting it.
       BenchmarkRow(
         name: "bridge hop minus local post p50", unit: "µs",
         subject: bridged[0.5] - localLatency[0.5], baselineName: cName, baseline: baseline[0.5],

@@ -106,19 +106,23 @@ public final class Bridge: Sendable {
 
   /// Publishes a local post of `name` to every broker that carries it.
   public func post(_ name: NotifyName) {
-    let carrying = links.filter { $0.configuration.scope.contains(name) }
-    guard !carrying.isEmpty else { return }
-    let message = BridgeMessage(name: name, content: .post, stamp: nextStamp())
-    for link in carrying { link.send(message) }
+    send(name, .post)
   }
 
   /// Publishes a local state of `name` (retained) to every broker that carries it.
   public func setState(_ name: NotifyName, _ value: UInt64, setTime: UInt64) {
-    let carrying = links.filter { $0.configuration.scope.contains(name) }
-    guard !carrying.isEmpty else { return }
-    let message = BridgeMessage(
-      name: name, content: .state(value, setTime: setTime), stamp: nextStamp())
-    for link in carrying { link.send(message) }
+    send(name, .state(value, setTime: setTime))
+  }
+
+  /// One stamp for every broker that carries `name` (none taken when none does).
+  private func send(_ name: NotifyName, _ content: BridgeMessage.Content) {
+    var message: BridgeMessage?
+    for link in links where link.configuration.scope.contains(name) {
+      if message == nil {
+        message = BridgeMessage(name: name, content: content, stamp: nextStamp())
+      }
+      link.send(message!)
+    }
   }
 
   /// Each broker's counters, in configuration order.
@@ -143,7 +147,8 @@ public final class Bridge: Sendable {
 public struct BridgeStatistics: Sendable, Equatable {
   /// The broker's URL.
   public var broker: String
-  /// Whether the broker accepted the current connection.
+  /// Whether the broker accepted the current connection and answered its subscriptions
+  /// (so the bridge both publishes and receives).
   public var connected = false
   /// Messages published to the broker (posts and states).
   public var published: UInt64 = 0

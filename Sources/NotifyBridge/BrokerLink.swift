@@ -28,6 +28,11 @@ final class BrokerLink: Sendable {
     /// Subscriptions (their filters) and the broker's answers.
     var subscriptions = Answers<[Int32]>()
     var everConnected = false
+    /// The subscriptions of the current connection the broker has not answered yet; the
+    /// link counts as connected (and publishes) once this is empty after a CONNACK.
+    var unansweredSubscriptions: Set<Int32> = []
+    /// A CONNACK came and its subscriptions are not all answered yet.
+    var subscribing = false
     /// The last log line about the connection, so a failing broker logs once per change.
     var lastConnectionLog = ""
     var loggedOverflow = false
@@ -147,6 +152,8 @@ final class BrokerLink: Sendable {
       let wasConnected = state.withLock { state -> Bool in
         let was = state.statistics.connected
         state.statistics.connected = false
+        state.subscribing = false
+        state.unansweredSubscriptions.removeAll()
         return was
       }
       logConnection(
@@ -164,6 +171,11 @@ final class BrokerLink: Sendable {
       if let filter = state.withLock({ $0.subscriptions.answered(id, reasons) }) {
         answered(subscriptionTo: filter, reasons)
       }
+      let ready = state.withLock { state -> Bool in
+        state.unansweredSubscriptions.remove(id) != nil && state.subscribing
+          && state.unansweredSubscriptions.isEmpty
+      }
+      if ready { subscribed() }
     }
   }
 
@@ -191,29 +203,37 @@ final class BrokerLink: Sendable {
     }
   }
 
+  /// At CONNACK: subscribes, and counts as connected once every subscription is
+  /// answered (``subscribed()``), so that a bridge reported connected also receives.
   private func connected(sessionPresent: Bool) {
     guard let client = client.withLock({ $0 }) else { return }
-    // Messages queued from now on are flushed by their sender (see send(_:)).
-    let (reconnect, waiting) = state.withLock { state -> (Bool, Int) in
+    let reconnect = state.withLock { state -> Bool in
       let again = state.everConnected
       state.everConnected = true
-      state.statistics.connected = true
       state.statistics.connections += 1
       state.loggedOverflow = false
-      return (again, state.queue.count)
+      state.subscribing = true
+      state.unansweredSubscriptions.removeAll()
+      return again
     }
-    logConnection(
-      "connected to the broker as \(configuration.user.map { "'\($0)'" } ?? "an anonymous user")"
-        + (waiting == 0 ? "" : "; sending the \(waiting) waiting messages"))
     var filters: [String] = []
     for namespace in configuration.scope.namespaces {
       filters.append(configuration.topics.filter(namespace: namespace, kind: .post))
       filters.append(configuration.topics.filter(namespace: namespace, kind: .state))
     }
+    // The SUBACKs are handled on this (the client's) thread, after this returns; `Answers`
+    // still pairs an answer that came first.
+    var unanswered: Set<Int32> = []
     for (id, filter) in client.subscribe(filters) {
       if let early = state.withLock({ $0.subscriptions.sent(id, filter) }) {
         answered(subscriptionTo: filter, early)
+      } else {
+        unanswered.insert(id)
       }
+    }
+    let ready = state.withLock { state -> Bool in
+      state.unansweredSubscriptions = unanswered
+      return unanswered.isEmpty
     }
     if reconnect && !sessionPresent {
       // The broker lost the session, and with it any posts it held for us: deliver each
@@ -226,6 +246,22 @@ final class BrokerLink: Sendable {
       }
       for name in names { host.post(name) }
     }
+    if ready { subscribed() }
+  }
+
+  /// Every subscription of the connection is answered: the link is connected, and what
+  /// waited is published.
+  private func subscribed() {
+    guard let client = client.withLock({ $0 }) else { return }
+    // Messages queued from now on are flushed by their sender (see send(_:)).
+    let waiting = state.withLock { state -> Int in
+      state.subscribing = false
+      state.statistics.connected = true
+      return state.queue.count
+    }
+    logConnection(
+      "connected to the broker as \(configuration.user.map { "'\($0)'" } ?? "an anonymous user")"
+        + (waiting == 0 ? "" : "; sending the \(waiting) waiting messages"))
     flush(with: client)
   }
 

@@ -17,7 +17,7 @@ public struct BridgeOrigin: Hashable, Sendable, CustomStringConvertible {
 
   /// Reads an origin property's value; `nil` unless it is exactly 32 lower-case hex digits.
   public init?(_ text: String) {
-    let bytes = Array(text.utf8)
+    let bytes = text.utf8
     guard bytes.count == 32,
       bytes.allSatisfy({
         ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
@@ -96,10 +96,13 @@ public struct BridgeMessage: Hashable, Sendable {
     }
   }
 
+  /// A post's payload, made once.
+  private static let postPayload: [UInt8] = Array("1".utf8)
+
   /// The payload: `1` for a post, `1 STATE SET_TIME` for a state, empty for `cleared`.
   public var payload: [UInt8] {
     switch content {
-    case .post: Array("1".utf8)
+    case .post: Self.postPayload
     case .state(let value, let time):
       Array("1 \(value)\(time.map { " \($0)" } ?? "")".utf8)
     case .cleared: []
@@ -182,17 +185,28 @@ public struct BridgeMessage: Hashable, Sendable {
   private static func decodeStamp(_ properties: [(String, String)]) throws(BridgeError)
     -> BridgeStamp?
   {
-    let origins = properties.filter { $0.0 == originProperty }
-    let sequences = properties.filter { $0.0 == sequenceProperty }
-    if origins.isEmpty && sequences.isEmpty { return nil }
-    guard origins.count == 1, sequences.count == 1 else {
+    var origins = 0
+    var sequences = 0
+    var originText = ""
+    var sequenceText = ""
+    for (name, value) in properties {
+      if name == originProperty {
+        origins += 1
+        originText = value
+      } else if name == sequenceProperty {
+        sequences += 1
+        sequenceText = value
+      }
+    }
+    if origins == 0 && sequences == 0 { return nil }
+    guard origins == 1, sequences == 1 else {
       throw BridgeError(
         .badPayload, "\(originProperty) and \(sequenceProperty) must be given once each, together")
     }
-    guard let origin = BridgeOrigin(origins[0].1) else {
+    guard let origin = BridgeOrigin(originText) else {
       throw BridgeError(.badPayload, "\(originProperty) is not 32 lower-case hex digits")
     }
-    guard let sequence = decimal(sequences[0].1.utf8), sequence > 0 else {
+    guard let sequence = decimal(sequenceText.utf8), sequence > 0 else {
       throw BridgeError(.badPayload, "\(sequenceProperty) is not a positive decimal number")
     }
     return BridgeStamp(origin: origin, sequence: sequence)

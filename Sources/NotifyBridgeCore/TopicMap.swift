@@ -74,11 +74,13 @@ public struct TopicMap: Hashable, Sendable {
   ///   topic ``topic(of:kind:)`` gives for the decoded name.
   public func parse(_ topic: some Collection<UInt8>) throws(BridgeError) -> (Kind, NotifyName) {
     let bytes = Array(topic)
-    let head = Array(prefix.utf8) + [UInt8(ascii: "/")]
-    guard bytes.starts(with: head) else {
+    let length = prefix.utf8.count
+    guard bytes.starts(with: prefix.utf8), bytes.count > length,
+      bytes[length] == UInt8(ascii: "/")
+    else {
       throw BridgeError(.badTopic, "the topic is not under '\(prefix)/'")
     }
-    let rest = bytes.dropFirst(head.count)
+    let rest = bytes.dropFirst(length + 1)
     guard let slash = rest.firstIndex(of: UInt8(ascii: "/")),
       let kind = Kind(rawValue: String(decoding: rest[..<slash], as: UTF8.self))
     else {

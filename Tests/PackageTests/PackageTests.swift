@@ -315,6 +315,21 @@ struct InstallScriptTests {
     #expect(
       readFile(directory + "/data/notifybus/dbus-1/services/org.notifybus.Notify1.service") == nil,
       "the installed service file serves; none is generated")
+    // The C library came with it: a gcc program builds with the installed notifybus.pc
+    // alone (whose rpath finds the library outside the loader's path) and runs.
+    let program = directory + "/signal_delivery"
+    let flags = try await Products.runCommandAsync(
+      "pkg-config", ["--cflags", "--libs", "notifybus"],
+      environment: ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig", "PKG_CONFIG_LIBDIR": ""])
+    #expect(flags.output.contains("-Wl,-rpath,\(prefix)/lib"), "\(flags)")
+    let gcc = try await Products.runCommandAsync(
+      "gcc",
+      ["-o", program, Repository.root + "/Tests/NotifyCAPITests/Programs/signal_delivery.c"]
+        + flags.output.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(String.init))
+    #expect(gcc.status == 0, "\(gcc)")
+    let signals = try await Products.runCommandAsync(
+      program, [], environment: environment, timeout: 60)
+    #expect(signals.status == 0, "\(signals)")
     _ = try await Products.runCommandAsync(
       prefix + "/bin/notifybus", ["stop"], environment: environment)
   }

@@ -291,6 +291,8 @@ let package = Package(
       linkerSettings: [.linkedLibrary("systemd")]),
     /// The C baseline of the bridge benchmark: two libmosquitto clients.
     .target(name: "CMQTTBaseline", dependencies: ["CMosquitto"], path: "Benchmarks/CMQTTBaseline"),
+    /// The C baseline of the handoff benchmark: a Maildir watched with inotify by another process.
+    .target(name: "CMaildirBaseline", path: "Benchmarks/CMaildirBaseline"),
     /// The C library's side of the notify benchmarks: CBaseline's measurements on `notify.h`.
     .target(
       name: "CNotifyBench",
@@ -310,7 +312,7 @@ let package = Package(
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
         "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
-        "CMQTTBaseline", "CSDBusBaseline",
+        "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -460,7 +462,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
-    "CSystemShim", "CMQTTBaseline", "CSDBusBaseline",
+    "CSystemShim", "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

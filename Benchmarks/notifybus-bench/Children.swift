@@ -16,9 +16,10 @@ enum Children {
   static func run(_ arguments: [String]) async -> Int32 {
     do {
       switch arguments.first {
-      case "notify-receive" where arguments.count == 4:
+      case "notify-receive" where arguments.count == 4 || arguments.count == 5:
         try await notifyReceive(
-          address: arguments[1], name: arguments[2], count: UInt64(arguments[3]) ?? 0)
+          address: arguments[1], name: arguments[2], count: UInt64(arguments[3]) ?? 0,
+          onQueue: arguments.count == 5 && arguments[4] == "queue")
       case "c-receive" where arguments.count == 4:
         print("ready")  // printed again by C once its rule is in place
         let last = cbaseline_receive(arguments[1], arguments[2], CInt(arguments[3]) ?? 0)
@@ -39,13 +40,18 @@ enum Children {
     }
   }
 
-  /// Registers for `name` and reports when `count` posts have arrived.
-  static func notifyReceive(address: String, name: String, count: UInt64) async throws {
+  /// Registers for `name` and reports when `count` posts have arrived; the handler runs
+  /// on a dispatch queue (`onQueue`) or on the connection's thread, as C's receiver counts
+  /// on its receiving thread.
+  static func notifyReceive(address: String, name: String, count: UInt64, onQueue: Bool)
+    async throws
+  {
     let center = try await NotifyCenter.connect(to: .address(BusAddress(address)))
     let done = DispatchSemaphore(value: 0)
     let finished = Atomic<Int>(0)
     let tokenBox = Mutex<NotifyToken?>(nil)
-    let token = try await center.register(NotifyName(name), queue: DispatchQueue(label: "r")) {
+    let queue = onQueue ? DispatchQueue(label: "r") : nil
+    let token = try await center.register(NotifyName(name), queue: queue) {
       token in
       if (try? center.postCount(token)) ?? 0 >= count,
         finished.compareExchange(expected: 0, desired: MonotonicClock.now, ordering: .relaxed)

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 import SystemSupport
@@ -15,7 +16,8 @@ extension Spool {
   /// Order: entries left claimed by a consumer that died, and entries in `new/`, merged by
   /// enqueue time and then id. Entries enqueued while the drain runs are included.
   /// Before the first entry, temporary entries older than
-  /// ``SpoolLimits/staleTemporaryAge`` are removed.
+  /// ``SpoolLimits/staleTemporaryAge`` are removed (by this instance's first drain, then at
+  /// most once a minute).
   ///
   /// When the handler throws, the drain stops and rethrows; the entry stays claimed and
   /// the next drain hands it over again.
@@ -33,12 +35,19 @@ extension Spool {
     _ handler: (SpoolEntry) throws -> Void
   ) throws -> DrainSummary {
     var session = try beginDrain(wait: waitForOtherConsumers)
-    while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-      let claim = try nextClaim(&session)
-    {
-      try handler(claim.entry)
-      try complete(claim, in: &session)
+    do {
+      while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
+        let claim = try nextClaim(&session)
+      {
+        try handler(claim.entry)
+        try complete(claim, in: &session)
+      }
+    } catch {
+      // What the handler accepted before it failed is recorded and removed all the same.
+      try? settle(&session)
+      throw error
     }
+    try settle(&session)
     return session.summary
   }
 
@@ -60,20 +69,36 @@ extension Spool {
     maxEntries: Int? = nil, waitForOtherConsumers: Bool = true,
     _ handler: (SpoolEntry) async throws -> Void
   ) async throws -> DrainSummary {
-    let session = try await runBlocking { () throws(ContainerError) in
-      try self.beginDrain(wait: waitForOtherConsumers)
+    let limit = maxEntries
+    // One hop to a Dispatch thread per entry: completing an entry and claiming the next
+    // are one step, and so are beginning the drain and claiming the first.
+    let (session, first) = try await runBlocking { () throws(ContainerError) in
+      var session = try self.beginDrain(wait: waitForOtherConsumers)
+      let claim = (limit.map { $0 > 0 } ?? true) ? try self.nextClaim(&session) : nil
+      return (session, claim)
     }
-    while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-      let claim = try await runBlocking({ () throws(ContainerError) in
-        var current = session
-        return try self.nextClaim(&current)
-      })
-    {
-      try await handler(claim.entry)
-      try await runBlocking { () throws(ContainerError) in
-        var current = session
-        try self.complete(claim, in: &current)
+    var claim = first
+    do {
+      while let current = claim {
+        try await handler(current.entry)
+        claim = try await runBlocking { () throws(ContainerError) in
+          var state = session
+          try self.complete(current, in: &state)
+          guard limit.map({ state.summary.delivered < $0 }) ?? true else {
+            try self.settle(&state)
+            return nil
+          }
+          // Settles before it reports the end (nothing left to list).
+          return try self.nextClaim(&state)
+        }
       }
+    } catch {
+      // What the handler accepted before it failed is recorded and removed all the same.
+      try? await runBlocking { () throws(ContainerError) in
+        var current = session
+        try self.settle(&current)
+      }
+      throw error
     }
     return session.summary
   }
@@ -115,6 +140,9 @@ final class DrainSession: @unchecked Sendable {
   var summary = DrainSummary()
   var queue: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
   var attempted: Set<String> = []
+  /// Entries handed over whose ids are written to `delivered.keys` but not yet flushed; they
+  /// are removed after the flush (``Spool/settle(_:)``).
+  var unsettled: [String] = []
 
   init(lock: consuming FileDescriptor) { self.lock = lock }
 }
@@ -134,9 +162,24 @@ extension Spool {
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
     let session = DrainSession(lock: lock)
-    session.summary.staleTemporariesRemoved = try removeStaleTemporaries()
+    if staleSweepIsDue() { session.summary.staleTemporariesRemoved = try removeStaleTemporaries() }
     try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session
+  }
+
+  /// Whether a drain should sweep `tmp/`: the first drain of this instance, then at most
+  /// once a minute (or once per ``SpoolLimits/staleTemporaryAge`` when shorter), so a
+  /// drain woken for each share does not list `tmp/` each time.
+  private func staleSweepIsDue() -> Bool {
+    let now = DispatchTime.now().uptimeNanoseconds
+    let age = limits.staleTemporaryAge.components
+    let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
+    let interval = UInt64(min(60_000_000_000, ageNanoseconds))
+    return lastStaleSweep.withLock { last in
+      if let last, now - last < interval { return false }
+      last = now
+      return true
+    }
   }
 
   /// Lists `cur/` and `new/` again, keeping what this drain has not tried yet, sorted.
@@ -163,6 +206,9 @@ extension Spool {
   func nextClaim(_ session: inout DrainSession) throws(ContainerError) -> Claim? {
     while true {
       if session.queue.isEmpty {
+        // The listing is used up: what this drain handed over so far becomes durable
+        // before the next listing (and before an idle spool ends the drain).
+        try settle(&session)
         try refill(&session)
         if session.queue.isEmpty { return nil }
       }
@@ -201,11 +247,36 @@ extension Spool {
     }
   }
 
-  /// Records the id as delivered (durably), then removes the entry.
+  /// The most entries handed over before their ids are flushed and the entries removed.
+  static var settleBatch: Int { 64 }
+
+  /// Records the id as delivered; the entry is removed once the record is flushed.
+  ///
+  /// The record is written at once, so a consumer process that is killed from here on never
+  /// hands the entry over again; it is flushed (one `fdatasync` for up to ``settleBatch``
+  /// entries) by ``settle(_:)``, and only then is the entry removed.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
-    _ = try delivered.withLock { (log) throws(ContainerError) in try log.insert([claim.entry.id]) }
-    try claimed.removeItem(claim.raw)
+    _ = try delivered.withLock { (log) throws(ContainerError) in
+      try log.insert([claim.entry.id], flush: false)
+    }
+    session.unsettled.append(claim.raw)
     session.summary.delivered += 1
+    if session.unsettled.count >= Self.settleBatch { try settle(&session) }
+  }
+
+  /// Flushes the ids written since the last flush, then removes their entries.
+  func settle(_ session: inout DrainSession) throws(ContainerError) {
+    guard !session.unsettled.isEmpty else { return }
+    try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
+    for raw in session.unsettled {
+      // Unlinked directly: a single-file entry (the common kind) costs no status call.
+      do {
+        try claimed.remove(raw)
+      } catch  where error.cause?.errno == EISDIR {
+        try claimed.removeTree(raw)
+      }
+    }
+    session.unsettled = []
   }
 
   private func setAside(_ raw: String, reason: String, in session: inout DrainSession) {

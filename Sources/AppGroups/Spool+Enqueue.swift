@@ -13,7 +13,8 @@ extension Spool {
   /// When this returns, the entry's files and its name in `new/` are on stable storage
   /// (`fdatasync` of every file, `fsync` of the entry directory when there are attachments
   /// and of `new/`), and any consumer can claim it. When it throws, nothing is visible to
-  /// consumers.
+  /// consumers. Threads of one process that enqueue at the same time share the `fsync` of
+  /// `new/` (group commit): each returns after one that started after its own rename.
   ///
   /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus
   /// this process's own enqueues since, so producers enqueueing at the same moment can
@@ -33,7 +34,7 @@ extension Spool {
   public func enqueue(
     payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil
   ) throws(ContainerError) -> String {
-    let id = id ?? UUID().uuidString.lowercased()
+    let id = id ?? Self.randomID()
     try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
     var names = Set<String>()
     for attachment in attachments {
@@ -105,13 +106,35 @@ extension Spool {
           message: "The temporary entry '\(temporary.childPath(scratch))' disappeared before "
             + "it was committed; is another process cleaning tmp/ too eagerly?")
       }
-      try incoming.sync()
+      // Group commit: one fsync of new/ that started after the rename, perhaps shared with
+      // other threads of this process that committed at the same moment.
+      try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }
       noteEnqueued(bytes: total)
       return id
     } catch {
       try? temporary.removeItem(scratch)
       throw error
     }
+  }
+
+  /// A random (version 4) UUID in lowercase, from the system generator (two `getrandom`
+  /// calls; Foundation's `UUID()` opens, reads and closes `/dev/urandom` each time).
+  static func randomID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let halves = [generator.next(), generator.next()] as [UInt64]
+    var bytes = halves.flatMap { half in (0..<8).map { UInt8(truncatingIfNeeded: half >> ($0 * 8)) }
+    }
+    bytes[6] = bytes[6] & 0x0f | 0x40
+    bytes[8] = bytes[8] & 0x3f | 0x80
+    let digits = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(36)
+    for (index, byte) in bytes.enumerated() {
+      if [4, 6, 8, 10].contains(index) { text.append(UInt8(ascii: "-")) }
+      text.append(digits[Int(byte >> 4)])
+      text.append(digits[Int(byte & 0x0f)])
+    }
+    return String(decoding: text, as: UTF8.self)
   }
 
   /// Writes one attachment file into a temporary entry and fsyncs it.

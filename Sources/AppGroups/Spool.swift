@@ -26,11 +26,13 @@ import SystemSupport
 /// - **At least once.** An entry leaves the spool only after the handler returned. A
 ///   consumer that dies mid-drain leaves its claimed entries in `cur/`, and the next drain
 ///   hands them over again.
-/// - **Each id once to the application.** Delivered ids are recorded durably before the
-///   entry is removed, so a redelivered entry, or a second entry enqueued with the same
-///   id, is dropped (``DrainSummary/duplicates``). The one window left: a consumer killed
-///   after its handler returned but before the id was recorded sees the item again; make
-///   the handler idempotent by id (see ``SeenKeys``) if that matters.
+/// - **Each id once to the application.** Delivered ids are recorded as each handler
+///   returns and flushed before their entries are removed (one flush for up to 64 entries,
+///   and at the latest when a listing is used up), so a redelivered entry, or a second
+///   entry enqueued with the same id, is dropped (``DrainSummary/duplicates``). The windows
+///   left: a consumer killed after its handler returned but before the id was written sees
+///   the item again, and after a machine crash so do the entries accepted since the last
+///   flush; make the handler idempotent by id (see ``SeenKeys``) if that matters.
 /// - **No lock while idle.** Producers take no lock. A drain holds an exclusive `flock` on
 ///   `drain.lock` for its duration only, so drains of one spool run one at a time.
 ///
@@ -58,7 +60,11 @@ public final class Spool: Sendable {
   let claimed: Directory
   let corrupt: Directory
   let delivered: Mutex<KeyLog>
+  /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
+  let incomingSync = GroupSync()
   let usageCache = Mutex<UsageSnapshot?>(nil)
+  /// When this instance's drains last swept `tmp/` (``DispatchTime`` nanoseconds).
+  let lastStaleSweep = Mutex<UInt64?>(nil)
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.
   struct UsageSnapshot: Sendable {

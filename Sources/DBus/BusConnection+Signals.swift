@@ -158,6 +158,23 @@ extension BusConnection {
     }
   }
 
+  /// Runs `body` on the connection's thread once the messages it has read so far are
+  /// handled.
+  ///
+  /// Called from a signal handler, `body` runs right after the current batch: the
+  /// messages one read from the socket brought, up to a few hundred, before the
+  /// connection waits for more. A handler can so gather what a burst of signals asks
+  /// for and act on it once (one hop to another queue, not one per signal). Called from
+  /// elsewhere, `body` runs after the work already queued for the connection.
+  ///
+  /// `body` must not block: it runs on the connection's event loop.
+  public nonisolated func afterDispatch(_ body: @escaping @Sendable () -> Void) {
+    loop.afterDispatch(body)
+  }
+
+  /// Whether the calling thread is the connection's own thread, where its handlers run.
+  public nonisolated var isOnConnectionThread: Bool { loop.inLoop }
+
   /// The number of distinct match rules this connection holds on the bus.
   public var matchRuleCount: Int { rules.count }
 

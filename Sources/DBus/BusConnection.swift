@@ -66,6 +66,8 @@ public actor BusConnection {
   var subscribers: [UInt64: Subscriber] = [:]
   var subscribersByInterface: [InterfaceName: InlineList<UInt64>] = [:]
   var subscribersWithoutInterface: [UInt64] = []
+  /// The long strings of recent messages, reused while decoding the next ones.
+  var decodedStrings = StringCache(capacity: 16)
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).
   var objects: [ObjectPath: ExportedObject] = [:]
@@ -422,7 +424,7 @@ public actor BusConnection {
         loop.execute { [weak self] in self?.assumeIsolated { $0.connectionLost() } }
         return DBUS_HANDLER_RESULT_HANDLED
       }
-      deliverSignal(MessageCoding.decode(message))
+      deliverSignal(MessageCoding.decode(message, strings: &decodedStrings))
       return DBUS_HANDLER_RESULT_HANDLED
     case DBUS_MESSAGE_TYPE_METHOD_CALL:
       guard let path = dbus_message_get_path(message) else {
@@ -430,7 +432,7 @@ public actor BusConnection {
       }
       let objectPath = ObjectPath(unchecked: String(cString: path))
       if let object = objects[objectPath] {
-        handleMethodCall(MessageCoding.decode(message), object: object)
+        handleMethodCall(MessageCoding.decode(message, strings: &decodedStrings), object: object)
         return DBUS_HANDLER_RESULT_HANDLED
       }
       // A path above exported objects answers Introspect with its child nodes, so tools
@@ -549,9 +551,24 @@ private let messageFilter: DBusHandleMessageFunction = { _, message, data in
     let connection = Unmanaged<FilterTarget>.fromOpaque(data).takeUnretainedValue().connection
   else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
   // libdbus lends the message for this call only, on the loop thread, which is the
-  // connection's executor: `assumeIsolated` checks that, so the pointer stays there.
-  nonisolated(unsafe) let borrowed = message
-  return connection.assumeIsolated { $0.handle(borrowed) }
+  // connection's executor, so the pointer stays there.
+  return connection.handleOnLoop(message)
+}
+
+extension BusConnection {
+  /// ``handle(_:)`` for a caller on the loop thread that is not isolated to the
+  /// connection (libdbus's filter function).
+  ///
+  /// It does what `assumeIsolated` does, checking the thread first, with a closure that
+  /// captures nothing: `assumeIsolated`'s closure would capture the message, and making
+  /// that context escaping for the cast costs two allocations per message.
+  fileprivate nonisolated func handleOnLoop(_ message: OpaquePointer) -> DBusHandlerResult {
+    loop.preconditionInLoop()
+    typealias Isolated = (isolated BusConnection, OpaquePointer) -> DBusHandlerResult
+    typealias Unisolated = (BusConnection, OpaquePointer) -> DBusHandlerResult
+    let body: Isolated = { connection, message in connection.handle(message) }
+    return unsafeBitCast(body, to: Unisolated.self)(self, message)
+  }
 }
 
 /// libdbus's pending-call notify function: the reply (or a timeout error) arrived.

@@ -10,7 +10,11 @@
 ///
 /// Arrays carry their element type so that empty arrays keep their signature. Unix file
 /// descriptors (`h`) are not supported.
-public indirect enum DBusValue: Hashable, Sendable {
+///
+/// Only variants and dictionaries are boxed: a basic value or a string is stored inline,
+/// so a message body of them costs one array, not an allocation per value (the body of
+/// every post and every received signal).
+public enum DBusValue: Hashable, Sendable {
   case byte(UInt8)
   case boolean(Bool)
   case int16(Int16)
@@ -30,11 +34,11 @@ public indirect enum DBusValue: Hashable, Sendable {
   /// A dictionary, `a{kv}`, in wire order.
   ///
   /// Keys have a basic type.
-  case dictionary(keyType: Signature, valueType: Signature, [DictionaryEntry])
+  indirect case dictionary(keyType: Signature, valueType: Signature, [DictionaryEntry])
   /// A struct, `(...)`, with at least one field.
   case structure([DBusValue])
   /// A variant, `v`: a value that carries its own type.
-  case variant(DBusValue)
+  indirect case variant(DBusValue)
 
   /// One key and value of a ``DBusValue/dictionary(keyType:valueType:_:)``.
   public struct DictionaryEntry: Hashable, Sendable {

@@ -55,6 +55,12 @@ public final class NotifyCenter: Sendable {
   let forkGeneration = NotifyProcess.generation
   /// The count of this center's posts, and of its posts of each name.
   private let postCounts = Mutex<(all: UInt64, names: PostCounts)>((0, PostCounts()))
+  /// Dispatch handlers that signals of the connection's current batch asked for, queued
+  /// when the batch has been read (see ``perform(_:batched:)``).
+  private let batchedDispatches = Mutex<[Registry.Action]>([])
+  /// Held while a connection-thread handler runs (``register(_:queue:handler:)`` with no
+  /// queue), so that a cancel from another thread can wait for a call under way.
+  let connectionHandlerGate = Mutex(())
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
@@ -196,15 +202,24 @@ public final class NotifyCenter: Sendable {
   // MARK: - Registering
 
   /// Registers a handler that runs on `queue` with the token each time `name` is
-  /// posted.
+  /// posted; with no queue (`nil`), on the connection's own thread.
   ///
   /// Returns once the bus routes posts of `name` here: a post made after this returns
   /// is delivered.
+  ///
+  /// With a queue, posts that arrive while a run is queued and not started coalesce
+  /// into it. Without one, a post reaches the handler as soon as the connection has read
+  /// it, with no hop to another thread: calls come one at a time in arrival order, the
+  /// handler must return quickly and not block (the connection reads nothing else
+  /// meanwhile), a cancel from another thread waits for a call under way, and the
+  /// delivery that ends a suspension is made on the connection's thread too. Either way
+  /// the handler never runs after ``cancel(_:)`` returns.
   public func register(
-    _ name: NotifyName, queue: DispatchQueue,
+    _ name: NotifyName, queue: DispatchQueue?,
     handler: @escaping @Sendable (NotifyToken) -> Void
   ) async throws(NotifyError) -> NotifyToken {
-    try await add(.name(name), .dispatch(queue, handler))
+    guard let queue else { return try await registerOnConnectionThread(name, handler: handler) }
+    return try await add(.name(name), .dispatch(queue, handler))
   }
 
   /// Registers for polling with ``check(_:)``.
@@ -400,9 +415,18 @@ public final class NotifyCenter: Sendable {
     let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
     let nameSequence = NotifyWire.nameSequence(in: message)
     let sender = message.sender?.rawValue
-    if let sender, let nameSequence,
-      registry.withLock({ $0.isGap(from: sender, name: name, count: nameSequence) })
-    {
+    // One lock for the gap check and the post.
+    let actions = registry.withLock { registry -> [Registry.Action]? in
+      if let sender, let nameSequence,
+        registry.isGap(from: sender, name: name, count: nameSequence)
+      {
+        return nil
+      }
+      return registry.post(
+        name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence,
+        resynchronization: false)
+    }
+    guard let actions else {
       // The bus dropped posts on their way here: its queue for this connection was full
       // (the process was stopped or starved). Any name may have lost posts, so every
       // registration is told once, as after a reconnect; that delivery stands for this
@@ -410,8 +434,7 @@ public final class NotifyCenter: Sendable {
       resynchronize(gap: true)
       return
     }
-    deliver(
-      name, to: subject, sender: sender, sequence: sequence, nameSequence: nameSequence)
+    perform(actions, batched: true)
   }
 
   /// Marks every registration of `subject` as posted and delivers to those not
@@ -443,10 +466,26 @@ public final class NotifyCenter: Sendable {
     perform(actions)
   }
 
-  func perform(_ actions: [Registry.Action]) {
+  /// Carries out what the registry asked for, outside its lock.
+  ///
+  /// `batched` is for signals received on the connection's thread: dispatch handlers are
+  /// then queued once the connection has handled the batch of messages that one read
+  /// brought, so that a burst of posts costs one hop to each handler's queue, not one
+  /// per post (the posts coalesce meanwhile, as they do while a handler is queued).
+  func perform(_ actions: [Registry.Action], batched: Bool = false) {
     for action in actions {
       switch action {
       case .dispatch(let queue, let handler, let token):
+        if batched {
+          let first = batchedDispatches.withLock { pending in
+            pending.append(action)
+            return pending.count == 1
+          }
+          if first {
+            connection.afterDispatch { [weak self] in self?.performBatchedDispatches() }
+          }
+          continue
+        }
         queue.async { [weak self] in
           guard let self, self.registry.withLock({ $0.startDispatch(token) }) else { return }
           handler(token)
@@ -459,6 +498,12 @@ public final class NotifyCenter: Sendable {
         handler(token)
       }
     }
+  }
+
+  private func performBatchedDispatches() {
+    var actions: [Registry.Action] = []
+    batchedDispatches.withLock { swap(&actions, &$0) }
+    perform(actions)
   }
 
   // MARK: - Tokens
@@ -523,6 +568,11 @@ public final class NotifyCenter: Sendable {
   public func cancel(_ token: NotifyToken) throws(NotifyError) {
     try checkUsable()
     guard let removal = registry.withLock({ $0.remove(token) }) else { throw Self.invalid(token) }
+    if case .immediate = removal.registration.delivery, !connection.isOnConnectionThread {
+      // A connection-thread handler may be running for this token: it ends before
+      // cancel returns, and later calls see the token is gone.
+      connectionHandlerGate.withLock { _ in }
+    }
     // A stream may serve several registrations; it ends with the last of them.
     removal.finishedStream?.finish()
     if let unsubscribe = removal.unsubscribe { Task { await unsubscribe.cancel() } }

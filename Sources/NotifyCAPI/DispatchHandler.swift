@@ -1,5 +1,6 @@
 import CDispatch
 import CNotifyDispatch
+import DBus
 import Notify
 import Synchronization
 
@@ -27,9 +28,22 @@ final class DispatchHandler: @unchecked Sendable {
 
   /// Queues the block on the caller's queue; it runs only if `token` is still live when
   /// it starts, so it never runs after `notify_cancel` has returned.
+  ///
+  /// On the connection's thread the block is queued once the batch of posts being read is
+  /// handled, so that a burst costs one hop to the caller's queue, not one per post that
+  /// found the block already started.
   func forward(_ token: NotifyToken, center: NotifyCenter) {
     guard !queued.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    let call = Unmanaged.passRetained(QueuedCall(handler: self, token: token, center: center))
+    let call = QueuedCall(handler: self, token: token, center: center)
+    if center.connection.isOnConnectionThread {
+      center.connection.afterDispatch { call.handler.enqueue(call) }
+    } else {
+      enqueue(call)
+    }
+  }
+
+  private func enqueue(_ call: QueuedCall) {
+    let call = Unmanaged.passRetained(call)
     dispatch_async_f(queue, call.toOpaque()) { context in
       let call = Unmanaged<QueuedCall>.fromOpaque(context!).takeRetainedValue()
       call.handler.queued.store(false, ordering: .releasing)
@@ -40,7 +54,7 @@ final class DispatchHandler: @unchecked Sendable {
 }
 
 /// One queued run of a ``DispatchHandler``.
-private final class QueuedCall {
+private final class QueuedCall: Sendable {
   let handler: DispatchHandler
   let token: NotifyToken
   let center: NotifyCenter

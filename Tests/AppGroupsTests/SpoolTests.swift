@@ -1,8 +1,9 @@
-import AppGroups
 import Foundation
 import Glibc
 import TestSupport
 import Testing
+
+@testable import AppGroups
 
 struct SpoolTests {
   /// Drains everything, returning the entries' ids and payloads in handover order.
@@ -77,6 +78,39 @@ struct SpoolTests {
     let retry = try drainAll(spool)
     #expect(retry.ids == ["b"])
     #expect(retry.summary.recovered == 1)
+  }
+
+  @Test func writesEachIdAsItsHandlerReturnsAndRemovesEntriesAfterTheSharedFlush() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let ids = (0..<100).map { String(format: "e%03d", $0) }
+    for id in ids { try spool.enqueue(payload: Array(id.utf8), id: id) }
+    let log = spool.path + "/delivered.keys"
+    func claimed() throws -> Set<String> {
+      Set(
+        try FileManager.default.contentsOfDirectory(atPath: spool.path + "/cur").compactMap {
+          $0.split(separator: ".").last.map(String.init)
+        })
+    }
+    var index = 0
+    try spool.drain { entry in
+      #expect(entry.id == ids[index])
+      // Every id handed over before is written, where another process would read it.
+      let bytes = FileManager.default.contents(atPath: log).map { [UInt8]($0) } ?? []
+      let written =
+        bytes.isEmpty ? [] : KeyLogFormat.parseRecords(bytes, from: KeyLogFormat.headerSize).keys
+      #expect(written == Array(ids[0..<index]))
+      if index == 70 {
+        // The first 64 were flushed together and removed; the six after them wait.
+        let left = try claimed()
+        #expect(left.isDisjoint(with: ids[0..<64]))
+        #expect(left.isSuperset(of: ids[64...70]))
+      }
+      index += 1
+    }
+    #expect(index == 100)
+    #expect(try claimed().isEmpty)
+    #expect(try spool.pendingCount() == 0)
   }
 
   @Test func recoversEntriesClaimedByACrashedConsumer() throws {
@@ -264,5 +298,19 @@ struct SpoolTests {
     try spool.drain { _ in }
     #expect(mode(of: spool.path + "/delivered.keys") == 0o600)
     #expect(mode(of: spool.path + "/drain.lock") == 0o600)
+  }
+}
+
+struct SpoolRandomIDTests {
+  @Test func randomIDsAreDistinctVersion4UUIDs() throws {
+    let ids = (0..<1000).map { _ in Spool.randomID() }
+    #expect(Set(ids).count == ids.count)
+    for id in ids.prefix(50) {
+      let uuid = try #require(UUID(uuidString: id), "\(id) is not a UUID")
+      #expect(uuid.uuidString.lowercased() == id)
+      let bytes = Array(id.utf8)
+      #expect(bytes[14] == UInt8(ascii: "4"))
+      #expect("89ab".utf8.contains(bytes[19]))
+    }
   }
 }

@@ -70,6 +70,48 @@ struct ConnectionTests {
     await receiver.close()
   }
 
+  @Test func afterDispatchRunsOnceABurstHasBeenHandled() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    // What the handler saw, in order: each signal's sequence, and -1 for each time the
+    // work it queued with afterDispatch ran.
+    let events = Mutex<(seen: [Int], flushQueued: Bool)>(([], false))
+    let subscription = try await receiver.subscribe(.signal(interface: testInterface)) {
+      message in
+      let first = events.withLock { events in
+        events.seen.append(Int(message.body[1].uint64Value ?? 0))
+        defer { events.flushQueued = true }
+        return !events.flushQueued
+      }
+      if first {
+        receiver.afterDispatch {
+          events.withLock { events in
+            events.seen.append(-1)
+            events.flushQueued = false
+          }
+        }
+      }
+    }
+    let count = 500
+    for sequence in 0..<count { try sender.send(tick("burst", UInt64(sequence))) }
+    await waitUntil { events.withLock { $0.seen.filter { $0 >= 0 }.count == count } }
+    await waitUntil { events.withLock { !$0.flushQueued } }
+    let seen = events.withLock { $0.seen }
+    #expect(seen.filter { $0 >= 0 } == Array(0..<count))
+    // Every batch ends with the work it queued, which runs before the next batch starts.
+    #expect(seen.last == -1)
+    #expect(seen.first != -1)
+    #expect(!zip(seen, seen.dropFirst()).contains { $0 == -1 && $1 == -1 })
+    // From outside a handler it runs too.
+    let ran = Mutex(false)
+    receiver.afterDispatch { ran.withLock { $0 = true } }
+    await waitUntil { ran.withLock { $0 } }
+    #expect(ran.withLock { $0 })
+    await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+  }
+
   @Test func signalSequenceDeliversAndEnds() async throws {
     let sender = try await connect()
     let receiver = try await connect()

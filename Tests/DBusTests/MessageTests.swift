@@ -30,6 +30,25 @@ struct MessageTests {
     #expect(decoded.serial == 1)
   }
 
+  @Test func aFlatBodyIsCheckedForItsSignaturesLength() throws {
+    func signal(_ body: [DBusValue]) -> Message {
+      .signal(path: "/a", interface: "a.b", member: "C", body: body)
+    }
+    // 255 one-code values make the longest signature there is; one more is too long, as
+    // are 128 byte arrays (`ay` each).
+    try signal(Array(repeating: .uint32(1), count: 255)).validate()
+    #expect(throws: DBusError.self) {
+      try signal(Array(repeating: .uint32(1), count: 256)).validate()
+    }
+    try signal(Array(repeating: .bytes([1]), count: 127) + [.byte(1)]).validate()
+    #expect(throws: DBusError.self) {
+      try signal(Array(repeating: .bytes([1]), count: 128)).validate()
+    }
+    #expect(throws: DBusError.self) {
+      try signal([.string("nul \u{0} inside")]).validate()
+    }
+  }
+
   @Test func marshalledBytesAreTheWireFormat() throws {
     let bytes = try Message.signal(
       path: "/a", interface: "a.b", member: "C", body: [.string("x")]
@@ -90,5 +109,37 @@ struct MessageTests {
     #expect(throws: DBusError.self) { try noInterface.marshalled() }
     let replyWithoutSerial = Message(kind: .methodReturn)
     #expect(throws: DBusError.self) { try replyWithoutSerial.marshalled() }
+  }
+}
+
+struct DecodingSupportTests {
+  @Test func theStringCacheGivesBackExactlyTheBytesItWasHanded() {
+    var cache = StringCache(capacity: 2)
+    let texts = [
+      "org.notifybus.Notify1.N.example.one", "org.notifybus.Notify1.N.example.two",
+      "org.notifybus.Notify1.N.example.one", "short", "org.notifybus.Notify1.N.example.owt",
+      "org.notifybus.Notify1.N.example.two", "grüße, 👋 and a little more", "",
+    ]
+    for _ in 0..<3 {
+      for text in texts { #expect(text.withCString { cache.string($0) } == text) }
+    }
+    var none = StringCache(capacity: 0)
+    #expect(texts[0].withCString { none.string($0) } == texts[0])
+  }
+
+  @Test func anInlineListIteratesWhatItHolds() {
+    var list = InlineList<Int>()
+    #expect(Array(list).isEmpty)
+    list.append(1)
+    #expect(Array(list) == [1])
+    list.append(2)
+    list.append(3)
+    #expect(Array(list) == [1, 2, 3])
+    list.removeAll(2)
+    #expect(Array(list) == [1, 3])
+    list.removeAll(1)
+    #expect(Array(list) == [3])
+    list.removeAll(3)
+    #expect(list.isEmpty && Array(list).isEmpty)
   }
 }

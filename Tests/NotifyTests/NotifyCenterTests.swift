@@ -67,6 +67,115 @@ struct NotifyCenterTests {
     #expect(try checks.allSatisfy { try watcher.check($0) })
   }
 
+  @Test func aBurstOfPostsReachesEveryHandlerAndItsLastRunSeesTheLastPost() async throws {
+    let poster = try await center()
+    let watcher = try await center()
+    let name: NotifyName = "group.example.burst"
+    let count: UInt64 = 2000
+    // Per registration: how many times its handler ran, and the post count it last saw.
+    let runs = Mutex<[NotifyToken: (runs: Int, lastSeen: UInt64)]>([:])
+    var tokens: [NotifyToken] = []
+    for index in 0..<3 {
+      tokens.append(
+        try await watcher.register(name, queue: DispatchQueue(label: "burst \(index)")) {
+          token in
+          let seen = (try? watcher.postCount(token)) ?? 0
+          runs.withLock { runs in
+            var entry = runs[token] ?? (0, 0)
+            entry.runs += 1
+            entry.lastSeen = max(entry.lastSeen, seen)
+            runs[token] = entry
+          }
+        })
+    }
+    for _ in 0..<count { try poster.post(name) }
+    await waitUntil(timeout: .seconds(30)) {
+      runs.withLock { runs in tokens.allSatisfy { runs[$0]?.lastSeen == count } }
+    }
+    let final = runs.withLock { $0 }
+    for token in tokens {
+      #expect(final[token]?.lastSeen == count)
+      #expect((1...Int(count)).contains(final[token]?.runs ?? 0))
+      #expect(try watcher.postCount(token) == count)
+    }
+  }
+
+  @Test func aConnectionThreadHandlerRunsThereInOrderAndNeverAfterCancel() async throws {
+    let poster = try await center()
+    let watcher = try await center()
+    let name: NotifyName = "group.example.inline"
+    // Each call: the post count it saw and whether it ran on the connection's thread.
+    let calls = Mutex<[(count: UInt64, onConnectionThread: Bool)]>([])
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let hold = Atomic<Bool>(false)
+    let token = try await watcher.register(name, queue: nil) { token in
+      let count = (try? watcher.postCount(token)) ?? 0
+      calls.withLock { $0.append((count, watcher.connection.isOnConnectionThread)) }
+      if hold.load(ordering: .relaxed) {
+        started.signal()
+        release.wait()
+      }
+    }
+    for _ in 0..<50 { try poster.post(name) }
+    await waitUntil { calls.withLock { $0.count } == 50 }
+    let seen = calls.withLock { $0 }
+    #expect(seen.map(\.count) == Array(1...50))
+    let allOnConnectionThread = seen.allSatisfy { $0.onConnectionThread }
+    #expect(allOnConnectionThread)
+
+    // Suspended: posts become one call at the resume, on the connection's thread.
+    try watcher.suspend(token)
+    for _ in 0..<5 { try poster.post(name) }
+    try await poster.synchronize()
+    await waitUntil { (try? watcher.postCount(token)) == 55 }
+    #expect(calls.withLock { $0.count } == 50)
+    try watcher.resume(token)
+    await waitUntil { calls.withLock { $0.count } == 51 }
+    #expect(calls.withLock { $0.last?.onConnectionThread } == true)
+
+    // A cancel from another thread waits for the call under way, and nothing follows.
+    hold.store(true, ordering: .relaxed)
+    try poster.post(name)
+    let didStart = await Task.detached { started.wait(timeout: .now() + 10) }.value
+    #expect(didStart == .success)
+    let cancelled = Atomic<Bool>(false)
+    let cancelling = Task.detached {
+      try? watcher.cancel(token)
+      cancelled.store(true, ordering: .relaxed)
+    }
+    try await settle()
+    let cancelledEarly = cancelled.load(ordering: .relaxed)
+    #expect(!cancelledEarly)
+    release.signal()
+    await cancelling.value
+    let cancelledLate = cancelled.load(ordering: .relaxed)
+    #expect(cancelledLate)
+    let count = calls.withLock { $0.count }
+    try poster.post(name)
+    try await poster.synchronize()
+    try await settle()
+    #expect(calls.withLock { $0.count } == count)
+    #expect(!watcher.isValid(token))
+  }
+
+  @Test func aConnectionThreadHandlerMayCancelItsOwnToken() async throws {
+    let center = try await center()
+    let name: NotifyName = "group.example.inline-cancel"
+    let counter = Counter()
+    _ = try await center.register(name, queue: nil) { token in
+      counter.increment()
+      try? center.cancel(token)
+    }
+    try center.post(name)
+    try center.post(name)
+    #expect(await counter.wait(for: 1) == 1)
+    try await center.synchronize()
+    try await settle()
+    #expect(counter.count == 1)
+    #expect(center.statistics.registrations == 0)
+  }
+
   @Test func postsWhileSuspendedCoalesceIntoOneDeliveryOnTheLastResume() async throws {
     let center = try await center()
     let name: NotifyName = "group.example.suspend"

@@ -1,11 +1,14 @@
 import AppGroups
+import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// The child process behind the AppGroups multi-process tests.
 ///
 /// ```
 /// appgroups-stress produce <group> <producer> <count> <committed-log>
+/// appgroups-stress produce-threads <group> <producer> <threads> <count> <committed-log>
 /// appgroups-stress consume <group> <delivered-log> <expected-distinct>
 /// appgroups-stress defaults-write <group> <writer> <count>
 /// ```
@@ -23,6 +26,10 @@ enum StressTool {
         try produce(
           group: arguments[1], producer: Int(arguments[2])!, count: Int(arguments[3])!,
           log: arguments[4])
+      case "produce-threads" where arguments.count == 6:
+        try produceThreads(
+          group: arguments[1], producer: Int(arguments[2])!, threads: Int(arguments[3])!,
+          count: Int(arguments[4])!, log: arguments[5])
       case "consume" where arguments.count == 4:
         try consume(group: arguments[1], log: arguments[2], expected: Int(arguments[3])!)
       case "defaults-write" where arguments.count == 4:
@@ -60,6 +67,37 @@ enum StressTool {
     }
   }
 
+  /// `threads` threads of one process enqueueing `count` entries each at the same time (ids
+  /// `p<producer>-t<thread>-<index>`), so they share the fsync of `new/`.
+  static func produceThreads(group: String, producer: Int, threads: Int, count: Int, log: String)
+    throws
+  {
+    let spool = try Spool(container: GroupContainer(identifier: group))
+    let committed = try Log(path: log)
+    let failed = Mutex(false)
+    // Threads of their own: Dispatch would run no more at once than there are cores.
+    let done = DispatchGroup()
+    for thread in 0..<threads {
+      done.enter()
+      Thread.detachNewThread {
+        defer { done.leave() }
+        for index in 0..<count {
+          let id = "p\(producer)-t\(thread)-\(index)"
+          do {
+            try spool.enqueue(payload: payload(for: id), id: id)
+          } catch {
+            FileHandle.standardError.write(Data("appgroups-stress: \(error)\n".utf8))
+            failed.withLock { $0 = true }
+            return
+          }
+          committed.append(id)
+        }
+      }
+    }
+    done.wait()
+    if failed.withLock({ $0 }) { exit(1) }
+  }
+
   static func consume(group: String, log: String, expected: Int) throws {
     let spool = try Spool(container: GroupContainer(identifier: group))
     let delivered = try Log(path: log)
@@ -90,7 +128,7 @@ enum StressTool {
 }
 
 /// An append-only line log; `write(2)` with `O_APPEND` keeps lines whole across processes.
-final class Log {
+final class Log: Sendable {
   let descriptor: CInt
 
   init(path: String) throws {

@@ -8,8 +8,14 @@ import SystemSupport
 
 /// A bounded set of keys persisted as an append-only ``KeyLogFormat`` file.
 ///
+/// The file is kept longer than its records: zero bytes past the last record, written and
+/// flushed ahead of need (``preallocation``), so appending a record overwrites bytes that
+/// already exist and its `fdatasync` flushes data alone, without a file-system journal
+/// commit for a new size. A length of zero ends the log like any invalid record, so other
+/// readers (and older versions, which cut the zeros off before appending) read it as before.
+///
 /// Not thread-safe: callers serialize access in the process (a mutex) and across processes
-/// (an exclusive `flock`), and call ``refresh()`` after taking the lock.
+/// (an exclusive `flock`), and call ``refresh(repair:)`` after taking the lock.
 struct KeyLog: ~Copyable {
   let directory: Directory
   let fileName: String
@@ -17,7 +23,18 @@ struct KeyLog: ~Copyable {
   private(set) var keys: [String] = []
   private(set) var members: Set<String> = []
   private var identity: (dev_t, ino_t)?
+  /// The end of the last valid record: where the next one is written.
   private var offset = 0
+  /// The file's size: `offset` plus the zero bytes written ahead.
+  private var size = 0
+  /// The log open for writing, kept between appends; `nil` until the first one or after
+  /// the file was replaced.
+  private var writer: FileDescriptor?
+  /// Whether records were written to `writer` since its last `fdatasync`.
+  private var unflushed = false
+
+  /// How many zero bytes an append that runs out of room writes ahead of the records.
+  static var preallocation: Int { 64 * 1024 }
 
   init(directory: consuming Directory, fileName: String, capacity: Int) {
     self.directory = directory
@@ -27,68 +44,86 @@ struct KeyLog: ~Copyable {
 
   var path: String { directory.childPath(fileName) }
 
+  private mutating func reset() throws(ContainerError) {
+    try dropWriter()
+    keys = []
+    members = []
+    identity = nil
+    offset = 0
+    size = 0
+  }
+
+  /// Closes the writer, first flushing what was written through it without a flush.
+  private mutating func dropWriter() throws(ContainerError) {
+    try flush()
+    writer = nil
+  }
+
   /// Brings the in-memory set up to date with the file.
   ///
-  /// Cuts off a torn tail when `repair`.
+  /// With `repair`, cuts off a torn tail: anything but zeros past the last valid record.
   mutating func refresh(repair: Bool) throws(ContainerError) {
-    guard let info = try directory.status(of: fileName) else {
-      keys = []
-      members = []
-      identity = nil
-      offset = 0
-      return
-    }
+    guard let info = try directory.status(of: fileName) else { return try reset() }
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw .syscall("openat", errno: ELOOP, path: path, doing: "open the key log")
     }
-    guard info.st_size > 0 else {
-      // Created by a writer that was interrupted before it wrote the header.
-      keys = []
-      members = []
-      identity = nil
-      offset = 0
-      return
-    }
+    // Size 0: created by a writer that was interrupted before it wrote the header.
+    guard info.st_size > 0 else { return try reset() }
     let sameFile = identity.map { $0 == (info.st_dev, info.st_ino) } ?? false
-    if sameFile && Int(info.st_size) == offset { return }
     let file = try directory.openFile(fileName, flags: repair ? O_RDWR : O_RDONLY)
     var start = 0
-    if sameFile && Int(info.st_size) > offset {
+    if sameFile && Int(info.st_size) >= offset {
+      // Another writer may have filled the zeros without changing the size: a zero
+      // length (or the end of the file) where the next record would start means nothing new.
+      if try Self.nothingAt(offset, in: file), Int(info.st_size) == size { return }
       start = offset
     } else {
+      try dropWriter()
       keys = []
       members = []
     }
     try file.seek(to: Int64(start))
-    let tail = try file.readToEnd(limit: 64 << 20)
-    let bytes: [UInt8]
-    let parseFrom: Int
+    let bytes = try file.readToEnd(limit: 64 << 20)
+    var parseFrom = 0
     if start == 0 {
-      bytes = tail
       do { try KeyLogFormat.checkHeader(bytes) } catch {
         throw .corrupt(path, error.reason)
       }
       parseFrom = KeyLogFormat.headerSize
-    } else {
-      bytes = tail
-      parseFrom = 0
     }
     let parsed = KeyLogFormat.parseRecords(bytes, from: parseFrom)
     for key in parsed.keys where members.insert(key).inserted { keys.append(key) }
     offset = start + parsed.validLength
     let status = try file.status()
     identity = (status.st_dev, status.st_ino)
-    if repair && offset < Int(status.st_size) {
+    size = Int(status.st_size)
+    let rest = bytes[min(parsed.validLength, bytes.count)...]
+    if repair && offset < size && rest.contains(where: { $0 != 0 }) {
       try file.truncate(to: Int64(offset))
+      size = offset
     }
+  }
+
+  /// Whether the log has no record at `offset`: it ends there or holds a zero length.
+  private static func nothingAt(_ offset: Int, in file: borrowing FileDescriptor)
+    throws(ContainerError) -> Bool
+  {
+    var length: UInt32 = 0
+    let count = try file.call("pread", doing: "read") { fd in
+      withUnsafeMutableBytes(of: &length) { pread(fd, $0.baseAddress, 4, off_t(offset)) }
+    }
+    return count < 4 || length == 0
   }
 
   func contains(_ key: String) -> Bool { members.contains(key) }
 
-  /// Appends the keys that are not yet members, durably.
+  /// Appends the keys that are not yet members, durably unless `flush` is `false`.
+  ///
+  /// Without `flush`, the records are written (other processes see them, and they survive
+  /// the death of this one) but reach stable storage only with ``flush()``.
   ///
   /// Returns which were new.
-  mutating func insert(_ newKeys: [String]) throws(ContainerError) -> [Bool] {
+  mutating func insert(_ newKeys: [String], flush: Bool = true) throws(ContainerError) -> [Bool] {
     var added: [Bool] = []
     var records: [UInt8] = []
     var fresh: [String] = []
@@ -108,19 +143,68 @@ struct KeyLog: ~Copyable {
     }
     guard !fresh.isEmpty else { return added }
     keys += fresh
-    let file = try directory.openFile(fileName, flags: O_WRONLY | O_APPEND, create: true)
-    if identity == nil {
-      records = KeyLogFormat.header() + records
-      offset = 0
-      try directory.sync()
-    }
-    try file.writeAll(records)
-    try file.syncData()
-    let status = try file.status()
-    identity = (status.st_dev, status.st_ino)
-    offset += records.count
+    try append(records, flush: flush)
     if keys.count > 2 * capacity { try compact() }
     return added
+  }
+
+  /// Flushes records written without flushing.
+  mutating func flush() throws(ContainerError) {
+    guard unflushed else { return }
+    // A descriptor opened afresh flushes the same file's data if the writer was lost to an
+    // error after it wrote.
+    if writer == nil { writer = try directory.openFile(fileName, flags: O_WRONLY) }
+    guard let file = writer.take() else { return }
+    do {
+      try file.syncData()
+    } catch {
+      writer = consume file
+      throw error
+    }
+    writer = consume file
+    unflushed = false
+  }
+
+  /// Writes `records` at the end of the last valid record and flushes them.
+  ///
+  /// When they do not fit in the zeros already written, the file grows by the records and
+  /// ``preallocation`` zero bytes in the same write, and that one flush includes the new
+  /// size; the appends after it flush data alone.
+  private mutating func append(_ records: [UInt8], flush: Bool) throws(ContainerError) {
+    var bytes = records
+    var at = offset
+    let created = identity == nil
+    if created {
+      bytes = KeyLogFormat.header() + bytes
+      at = 0
+    }
+    let end = at + bytes.count
+    if end > size { bytes += [UInt8](repeating: 0, count: Self.preallocation) }
+    if writer == nil {
+      writer = try directory.openFile(fileName, flags: O_WRONLY, create: true)
+    }
+    guard let file = writer.take() else { return }
+    try bytes.withUnsafeBytes { buffer in
+      Result { () throws(ContainerError) in
+        var done = 0
+        while done < buffer.count {
+          done += try file.call("pwrite", doing: "write") { fd in
+            pwrite(fd, buffer.baseAddress! + done, buffer.count - done, off_t(at + done))
+          }
+        }
+      }
+    }.get()
+    if flush || created { try file.syncData() }
+    unflushed = !(flush || created)
+    if created {
+      // The log's name must be durable too before the first key counts as recorded.
+      try directory.sync()
+      let status = try file.status()
+      identity = (status.st_dev, status.st_ino)
+    }
+    size = max(size, at + bytes.count)
+    offset = end
+    writer = consume file
   }
 
   /// Rewrites the log with the newest `capacity` keys: temporary file, fsync, rename.
@@ -136,5 +220,9 @@ struct KeyLog: ~Copyable {
     members = Set(kept)
     identity = (status.st_dev, status.st_ino)
     offset = bytes.count
+    size = bytes.count
+    // The newest keys, those written without a flush among them, are in the flushed copy.
+    writer = nil
+    unflushed = false
   }
 }

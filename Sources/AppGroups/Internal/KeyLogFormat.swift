@@ -21,7 +21,7 @@ package enum KeyLogFormat {
     package var validLength: Int
   }
 
-  static func header() -> [UInt8] {
+  package static func header() -> [UInt8] {
     var writer = ByteWriter()
     writer.append(contentsOf: magic)
     writer.append(version)

@@ -14,7 +14,7 @@ package struct SpoolEntryName: Hashable, Sendable, Comparable {
       + String(bytes) + "." + id
   }
 
-  init(time: Int64, bytes: Int64, id: String) {
+  package init(time: Int64, bytes: Int64, id: String) {
     self.time = time
     self.bytes = bytes
     self.id = id

@@ -56,6 +56,15 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   /// libdbus may report a status change from a thread that sent a message, hence the
   /// mutex.
   private let connectionsToDispatch = Mutex<[DispatchTarget]>([])
+  /// The connections being dispatched, swapped with ``connectionsToDispatch``'s array so
+  /// that taking them allocates nothing.
+  ///
+  /// Loop thread only.
+  private var connections: [DispatchTarget] = []
+  /// What to run once the current pass of dispatching ends (see ``afterDispatch(_:)``).
+  ///
+  /// Loop thread only.
+  private var afterDispatchWork: [() -> Void] = []
 
   /// Creates a loop and starts its thread.
   init() {
@@ -119,6 +128,19 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     submit(.closure(body))
   }
 
+  /// Runs `body` on the loop thread once the messages read so far are dispatched: right
+  /// after the current pass when called from a message handler, so that a handler can
+  /// gather what a burst of messages asks for and act on it once.
+  ///
+  /// From another thread, it runs after the work already queued.
+  func afterDispatch(_ body: @escaping @Sendable () -> Void) {
+    if inLoop {
+      afterDispatchWork.append(body)
+    } else {
+      execute(body)
+    }
+  }
+
   /// Stops the loop after the work already queued; the thread then exits.
   func stop() {
     queue.withLock { $0.stopping = true }
@@ -130,7 +152,10 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
       queue.work.append(work)
       return queue.work.count == 1
     }
-    if wasEmpty { wake() }
+    // The loop thread looks at the queue before every poll, so work it queues itself
+    // (a task resumed by a reply, a job a handler started) needs no wakeup: that saves a
+    // write and the read that drains it.
+    if wasEmpty && !inLoop { wake() }
   }
 
   /// Wakes the loop thread from `poll`.
@@ -144,11 +169,13 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   private func run() {
     var pollDescriptors: [pollfd] = []
     var polledWatches: [OpaquePointer] = []
+    // Swapped with the queue's array each turn, so taking the work allocates nothing.
+    var work: [Work] = []
     while true {
-      let (work, stopping) = queue.withLock { queue in
-        let work = queue.work
-        queue.work.removeAll(keepingCapacity: true)
-        return (work, queue.stopping)
+      work.removeAll(keepingCapacity: true)
+      let stopping = queue.withLock { queue in
+        swap(&work, &queue.work)
+        return queue.stopping
       }
       for item in work {
         switch item {
@@ -174,7 +201,8 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
       }
       let now = MonotonicClock.now
       var timeoutMilliseconds: CInt = hasWork ? 0 : -1
-      if !hasWork, let nearest = timeouts.map(\.deadline).min() {
+      if !hasWork, var nearest = timeouts.first?.deadline {
+        for entry in timeouts { nearest = min(nearest, entry.deadline) }
         timeoutMilliseconds = CInt(clamping: max(0, (nearest - now + 999_999) / 1_000_000))
       }
       let ready = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeoutMilliseconds)
@@ -206,11 +234,12 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   ///
   /// - Returns: Whether every connection's queue is now empty.
   private func dispatchPending() -> Bool {
-    let connections = connectionsToDispatch.withLock { pending in
-      defer { pending.removeAll() }
-      return pending
+    connections.removeAll(keepingCapacity: true)
+    connectionsToDispatch.withLock { swap(&connections, &$0) }
+    guard !connections.isEmpty else {
+      runAfterDispatchWork()
+      return true
     }
-    guard !connections.isEmpty else { return true }
     for connection in connections {
       // A handler may close the connection (a deinit that runs on this thread does);
       // the reference keeps the pointer valid until this pass is done with it.
@@ -224,12 +253,25 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
         markForDispatch(connection.raw)
       }
     }
+    runAfterDispatchWork()
     return connectionsToDispatch.withLock { $0.isEmpty }
+  }
+
+  private func runAfterDispatchWork() {
+    // What runs may queue more; that runs too, before the loop polls again.
+    while !afterDispatchWork.isEmpty {
+      var work: [() -> Void] = []
+      swap(&work, &afterDispatchWork)
+      for body in work { body() }
+    }
   }
 
   private func fireTimeouts() {
     guard !timeouts.isEmpty else { return }
     let now = MonotonicClock.now
+    // Usually nothing is due (a pending call's timeout is seconds away): find that out
+    // without building the list.
+    guard timeouts.contains(where: { $0.deadline <= now }) else { return }
     let due = timeouts.filter { $0.deadline <= now }.map(\.timeout)
     for timeout in due {
       guard let index = timeouts.firstIndex(where: { $0.timeout == timeout }) else { continue }

@@ -3,7 +3,7 @@
 /// Routing tables map thousands of keys to usually one subscriber each; an `Array` per key
 /// would be a heap allocation per key.
 package struct InlineList<Element: Equatable>: Sequence {
-  private enum Storage {
+  fileprivate enum Storage {
     case empty
     case one(Element)
     case many([Element])
@@ -41,11 +41,23 @@ package struct InlineList<Element: Equatable>: Sequence {
     }
   }
 
-  package func makeIterator() -> IndexingIterator<[Element]> {
-    switch storage {
-    case .empty: [Element]().makeIterator()
-    case .one(let only): [only].makeIterator()
-    case .many(let elements): elements.makeIterator()
+  package func makeIterator() -> Iterator {
+    Iterator(storage: storage)
+  }
+
+  /// Walks the list without copying it: a single element is yielded from where it lies,
+  /// so routing a message to one subscriber allocates nothing.
+  package struct Iterator: IteratorProtocol {
+    fileprivate let storage: Storage
+    fileprivate var index = 0
+
+    package mutating func next() -> Element? {
+      defer { index += 1 }
+      switch storage {
+      case .empty: return nil
+      case .one(let only): return index == 0 ? only : nil
+      case .many(let elements): return index < elements.count ? elements[index] : nil
+      }
     }
   }
 }

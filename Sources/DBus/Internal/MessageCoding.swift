@@ -1,5 +1,11 @@
 import CDBus
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// Converts between ``Message`` values and libdbus `DBusMessage` objects.
 ///
 /// Every function here works on a message it creates or was handed, on the calling
@@ -31,18 +37,20 @@ package enum MessageCoding {
       }
     guard let raw = dbus_message_new(type) else { throw DBusError(.noMemory, "out of memory") }
     var ok = true
-    if let path = message.path { ok = ok && dbus_message_set_path(raw, path.rawValue) != 0 }
-    if let interface = message.interface {
-      ok = ok && dbus_message_set_interface(raw, interface.rawValue) != 0
+    // `withCString`, not the implicit conversion: that copies a short (inline) string
+    // into a heap array on every call.
+    func set(
+      _ text: String?, _ setter: (OpaquePointer, UnsafePointer<CChar>) -> dbus_bool_t
+    ) {
+      guard ok, let text else { return }
+      ok = text.withCString { setter(raw, $0) } != 0
     }
-    if let member = message.member { ok = ok && dbus_message_set_member(raw, member.rawValue) != 0 }
-    if let errorName = message.errorName {
-      ok = ok && dbus_message_set_error_name(raw, errorName.rawValue) != 0
-    }
-    if let destination = message.destination {
-      ok = ok && dbus_message_set_destination(raw, destination.rawValue) != 0
-    }
-    if let sender = message.sender { ok = ok && dbus_message_set_sender(raw, sender.rawValue) != 0 }
+    set(message.path?.rawValue, dbus_message_set_path)
+    set(message.interface?.rawValue, dbus_message_set_interface)
+    set(message.member?.rawValue, dbus_message_set_member)
+    set(message.errorName?.rawValue, dbus_message_set_error_name)
+    set(message.destination?.rawValue, dbus_message_set_destination)
+    set(message.sender?.rawValue, dbus_message_set_sender)
     if message.replySerial != 0 {
       ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0
     }
@@ -74,11 +82,16 @@ package enum MessageCoding {
     case .int64(let v): return basic(CDBus_TYPE_INT64, v)
     case .uint64(let v): return basic(CDBus_TYPE_UINT64, v)
     case .double(let v): return basic(CDBus_TYPE_DOUBLE, v)
-    case .string(let v): return CDBus_iter_append_string(&iter, CDBus_TYPE_STRING, v) != 0
+    case .string(let v):
+      return v.withCString { CDBus_iter_append_string(&iter, CDBus_TYPE_STRING, $0) } != 0
     case .objectPath(let v):
-      return CDBus_iter_append_string(&iter, CDBus_TYPE_OBJECT_PATH, v.rawValue) != 0
+      return v.rawValue.withCString {
+        CDBus_iter_append_string(&iter, CDBus_TYPE_OBJECT_PATH, $0)
+      } != 0
     case .signature(let v):
-      return CDBus_iter_append_string(&iter, CDBus_TYPE_SIGNATURE, v.rawValue) != 0
+      return v.rawValue.withCString {
+        CDBus_iter_append_string(&iter, CDBus_TYPE_SIGNATURE, $0)
+      } != 0
     case .bytes(let bytes):
       return container(CDBus_TYPE_ARRAY, "y", &iter) { sub in
         bytes.withUnsafeBufferPointer {
@@ -116,7 +129,7 @@ package enum MessageCoding {
     var sub = DBusMessageIter()
     let opened =
       if let signature {
-        dbus_message_iter_open_container(&iter, type, signature, &sub)
+        signature.withCString { dbus_message_iter_open_container(&iter, type, $0, &sub) }
       } else {
         dbus_message_iter_open_container(&iter, type, nil, &sub)
       }
@@ -133,8 +146,15 @@ package enum MessageCoding {
   /// libdbus has already validated every message it receives or demarshals, so names are
   /// taken as valid.
   package static func decode(_ raw: OpaquePointer) -> Message {
+    var strings = StringCache(capacity: 0)
+    return decode(raw, strings: &strings)
+  }
+
+  /// Reads a libdbus message into a value, taking its strings from `strings` when they
+  /// were seen recently.
+  package static func decode(_ raw: OpaquePointer, strings: inout StringCache) -> Message {
     func string(_ pointer: UnsafePointer<CChar>?) -> String? {
-      pointer.map { String(cString: $0) }
+      pointer.map { strings.string($0) }
     }
     let kind: Message.Kind =
       switch dbus_message_get_type(raw) {
@@ -157,15 +177,19 @@ package enum MessageCoding {
       noAutoStart: dbus_message_get_auto_start(raw) == 0)
     var iter = DBusMessageIter()
     if dbus_message_iter_init(raw, &iter) != 0 {
-      message.body = readAll(&iter)
+      message.body = readAll(&iter, &strings)
     }
     return message
   }
 
-  private static func readAll(_ iter: inout DBusMessageIter) -> [DBusValue] {
+  private static func readAll(_ iter: inout DBusMessageIter, _ strings: inout StringCache)
+    -> [DBusValue]
+  {
     var values: [DBusValue] = []
+    // One allocation for the usual few arguments, instead of growing 1, 2, 4.
+    values.reserveCapacity(4)
     while dbus_message_iter_get_arg_type(&iter) != CDBus_TYPE_INVALID {
-      values.append(read(&iter))
+      values.append(read(&iter, &strings))
       dbus_message_iter_next(&iter)
     }
     return values
@@ -177,7 +201,9 @@ package enum MessageCoding {
     return String(cString: raw)
   }
 
-  private static func read(_ iter: inout DBusMessageIter) -> DBusValue {
+  private static func read(_ iter: inout DBusMessageIter, _ strings: inout StringCache)
+    -> DBusValue
+  {
     func basic<T: BitwiseCopyable>(_ initial: T) -> T {
       var value = initial
       dbus_message_iter_get_basic(&iter, &value)
@@ -194,7 +220,7 @@ package enum MessageCoding {
     case CDBus_TYPE_INT64: return .int64(basic(Int64(0)))
     case CDBus_TYPE_UINT64: return .uint64(basic(UInt64(0)))
     case CDBus_TYPE_DOUBLE: return .double(basic(Double(0)))
-    case CDBus_TYPE_STRING: return .string(String(cString: CDBus_iter_get_string(&iter)))
+    case CDBus_TYPE_STRING: return .string(strings.string(CDBus_iter_get_string(&iter)))
     case CDBus_TYPE_OBJECT_PATH:
       return .objectPath(ObjectPath(unchecked: String(cString: CDBus_iter_get_string(&iter))))
     case CDBus_TYPE_SIGNATURE:
@@ -205,11 +231,11 @@ package enum MessageCoding {
     case CDBus_TYPE_VARIANT:
       var sub = DBusMessageIter()
       dbus_message_iter_recurse(&iter, &sub)
-      return .variant(read(&sub))
+      return .variant(read(&sub, &strings))
     case CDBus_TYPE_STRUCT:
       var sub = DBusMessageIter()
       dbus_message_iter_recurse(&iter, &sub)
-      return .structure(readAll(&sub))
+      return .structure(readAll(&sub, &strings))
     case CDBus_TYPE_ARRAY:
       let arraySignature = signature(of: &iter)
       let element = String(arraySignature.dropFirst())
@@ -229,17 +255,53 @@ package enum MessageCoding {
         while dbus_message_iter_get_arg_type(&sub) == CDBus_TYPE_DICT_ENTRY {
           var pair = DBusMessageIter()
           dbus_message_iter_recurse(&sub, &pair)
-          let key = read(&pair)
+          let key = read(&pair, &strings)
           dbus_message_iter_next(&pair)
-          entries.append(.init(key, read(&pair)))
+          entries.append(.init(key, read(&pair, &strings)))
           dbus_message_iter_next(&sub)
         }
         return .dictionary(
           keyType: Signature(unchecked: key), valueType: Signature(unchecked: valueType), entries)
       }
-      return .array(elementType: Signature(unchecked: element), readAll(&sub))
+      return .array(elementType: Signature(unchecked: element), readAll(&sub, &strings))
     default:
       return .structure([])
     }
+  }
+}
+
+/// The strings of recently decoded messages, so that a connection receiving the same
+/// signal over and over (the same path, interface and name each time) makes one `String`
+/// of each instead of one per message.
+///
+/// Strings of up to 15 UTF-8 bytes are stored inline by `String` and cost no allocation,
+/// so only longer ones (up to 255 bytes, the limit of a D-Bus name) are kept. A lookup is
+/// a length compare and a `memcmp` per entry; entries are replaced round-robin.
+package struct StringCache {
+  private var entries: [String] = []
+  private var next = 0
+  private let capacity: Int
+
+  /// A cache of `capacity` strings; 0 keeps none.
+  package init(capacity: Int) { self.capacity = capacity }
+
+  /// The string at `pointer`, from the cache when it holds the same bytes.
+  package mutating func string(_ pointer: UnsafePointer<CChar>) -> String {
+    let length = strlen(pointer)
+    guard capacity > 0, length > 15, length <= 255 else { return String(cString: pointer) }
+    for entry in entries where entry.utf8.count == length {
+      let same = entry.utf8.withContiguousStorageIfAvailable {
+        memcmp($0.baseAddress!, pointer, length) == 0
+      }
+      if same == true { return entry }
+    }
+    let made = String(cString: pointer)
+    if entries.count < capacity {
+      entries.append(made)
+    } else {
+      entries[next] = made
+      next = (next + 1) % capacity
+    }
+    return made
   }
 }

@@ -31,31 +31,36 @@ public enum NotifyWire {
   /// first argument with the name, so distinct names that share an interface are told
   /// apart.
   public static func interface(for name: NotifyName) -> InterfaceName {
-    var result = interfacePrefix
-    var first = true
-    for element in name.rawValue.utf8.split(
-      separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-    {
-      if !first { result += "." }
-      first = false
-      if element.isEmpty {
-        result += "_"
+    // Built as bytes and made a string once: this runs for every post.
+    let hexDigits: StaticString = "0123456789abcdef"
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(interfacePrefix.utf8.count + name.rawValue.utf8.count + 8)
+    bytes.append(contentsOf: interfacePrefix.utf8)
+    var index = 0
+    for byte in name.rawValue.utf8 {
+      if byte == UInt8(ascii: ".") {
+        if index == 0 { bytes.append(UInt8(ascii: "_")) }
+        bytes.append(byte)
+        index = 0
         continue
       }
-      for (index, byte) in element.enumerated() {
-        let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-        let isDigit = byte >= 0x30 && byte <= 0x39
-        if isLetter || (isDigit && index > 0) {
-          result.unicodeScalars.append(UnicodeScalar(byte))
-        } else {
-          result += "_" + hex(byte)
-        }
+      let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+      let isDigit = byte >= 0x30 && byte <= 0x39
+      if isLetter || (isDigit && index > 0) {
+        bytes.append(byte)
+      } else {
+        bytes.append(UInt8(ascii: "_"))
+        bytes.append(hexDigits.utf8Start[Int(byte >> 4)])
+        bytes.append(hexDigits.utf8Start[Int(byte & 0xF)])
       }
+      index += 1
     }
-    if result.utf8.count > 255 {
+    // An empty last element (the name is empty or ends with a dot).
+    if index == 0 { bytes.append(UInt8(ascii: "_")) }
+    if bytes.count > 255 {
       return InterfaceName(unchecked: hashedInterfacePrefix + "h" + hash128(name.rawValue))
     }
-    return InterfaceName(unchecked: result)
+    return InterfaceName(unchecked: String(decoding: bytes, as: UTF8.self))
   }
 
   /// A 128-bit FNV-1a hash of the name's bytes as 32 lower-case hex digits: two 64-bit

@@ -13,6 +13,13 @@ import SystemSupport
 extension ExitCode {
   /// `share-extension`: Cancel was pressed in the compose sheet; nothing was stored.
   public static let cancelled = ExitCode(3)
+  /// `share-extension`: a file to share is a directory, a FIFO, a device or a socket.
+  ///
+  /// `<sysexits.h>` has no class for a file that exists but is not a file's content:
+  /// `EX_NOINPUT` (66) is a file that is missing or unreadable, `EX_DATAERR` (65) content
+  /// that was read and refused, `EX_IOERR` (74) an I/O error, and none happened: the file is
+  /// refused before it is opened for reading. So it is a tool-specific status.
+  public static let notARegularFile = ExitCode(4)
 }
 
 /// `share-extension`: plays the share extension of the read-later example.
@@ -99,12 +106,21 @@ public enum ShareExtensionTool {
         "The item could not be stored (or the request passed its time limit), the doorbell "
           + "could not be posted, or the installed app did not open readlater://import (the "
           + "share is stored then)."),
+      .init(.cancelled, "Cancel was pressed in the compose sheet: nothing was stored."),
+      .init(
+        .notARegularFile,
+        "A file to share is a directory, a FIFO, a device or a socket: nothing was stored."),
       .init(
         .validationFailure,
-        "An argument was invalid (the message names it and what is wrong: a URL with a "
-          + "scheme other than file, http or https, a file that does not exist, a directory, a "
-          + "FIFO), or the activation rule refused the item (the message names the rule's key)."),
-      .init(.cancelled, "Cancel was pressed in the compose sheet: nothing was stored."),
+        "Bad usage (EX_USAGE): a bad option, a malformed argument, or a URL with a scheme "
+          + "other than file, http or https; the message names it. Nothing was stored."),
+      .init(
+        .dataError,
+        "The activation rule refused the item (EX_DATAERR); the message names the rule's "
+          + "key. Nothing was stored."),
+      .init(
+        .noInput,
+        "A file to share does not exist or cannot be read (EX_NOINPUT): nothing was stored."),
     ],
     environment: ShareExtensionTool.environment + [
       .init(
@@ -206,16 +222,24 @@ public enum ShareExtensionTool {
     } catch {
       throw CommandLineError.validation(error.message)
     }
-    var item = try item(from: arguments)
+    // The options first, then the attachments in order, then the rule: the first bad one
+    // decides the status, and nothing is stored.
     let manifest = try manifest(from: arguments)
     guard let rule = manifest.activationRule else {
       throw CommandLineError.validation("The manifest has no NSExtensionActivationRule.")
+    }
+    var item: ExtensionItem
+    do {
+      item = try self.item(from: arguments)
+    } catch let error as InputError {
+      try? StandardError.writeLine("Error: \(error.message)")
+      throw error.exitCode
     }
     if let refusal = ActivationCheck.refusal(
       for: [item], rule: rule, registry: manifest.typeRegistry)
     {
       try? StandardError.writeLine("share-extension: refused by the activation rule: \(refusal)")
-      throw ExitCode.validationFailure
+      throw ExitCode.dataError
     }
     let connect: @Sendable () async throws -> HandoffSender = {
       try await HandoffSender.connect(
@@ -339,7 +363,40 @@ public enum ShareExtensionTool {
     return preview
   }
 
+  /// A file to share that is missing, unreadable or not a regular file: not a usage mistake,
+  /// so it is reported as `Error: <message>` without the usage, with its own status.
+  public struct InputError: Error, CustomStringConvertible {
+    /// ``ExitCode/noInput`` or ``ExitCode/notARegularFile``.
+    public var exitCode: ExitCode
+    /// The option or argument and what is wrong with it, ending with a full stop.
+    public var message: String
+
+    /// The error for an argument that cannot be shared, or `nil` when the argument itself is
+    /// wrong (empty, malformed, an unknown scheme): that is a ``CommandLineError``.
+    init?(_ error: SharedArgumentError, prefix: String) {
+      switch error.code {
+      case .empty, .malformed, .unknownScheme: return nil
+      case .missing, .unreadable: exitCode = .noInput
+      case .notARegularFile: exitCode = .notARegularFile
+      }
+      message = prefix + "\(error)."
+    }
+
+    /// The message.
+    public var description: String { message }
+  }
+
+  /// The refusal of an argument: an ``InputError`` for a file that cannot be shared, else a
+  /// usage error.
+  private static func refusal(_ error: SharedArgumentError, prefix: String = "") -> any Error {
+    InputError(error, prefix: prefix) ?? CommandLineError.validation(prefix + "\(error).")
+  }
+
   /// The extension item the options describe.
+  ///
+  /// - Throws: ``CommandLineError`` for a malformed option or argument, ``InputError`` for a
+  ///   file that is missing, unreadable or not a regular file; the first bad attachment
+  ///   (`--url`, `--text`, `--image`, `--file`, then the arguments) decides.
   public static func item(from arguments: ParsedArguments) throws -> ExtensionItem {
     var attachments: [ItemProvider] = []
     for text in arguments.values("--url") {
@@ -357,7 +414,7 @@ public enum ShareExtensionTool {
         do {
           provider = try SharedArgument.file(path: absolutePath(path)).provider()
         } catch {
-          throw CommandLineError.validation("\(option): \(error).")
+          throw refusal(error, prefix: "\(option): ")
         }
         if option == "--image", !provider.hasItemConforming(to: .image) {
           throw CommandLineError.validation(
@@ -372,7 +429,7 @@ public enum ShareExtensionTool {
         attachments.append(
           try SharedArgument(parsing: text, currentDirectory: directory).provider())
       } catch {
-        throw CommandLineError.validation("\(error).")
+        throw refusal(error)
       }
     }
     return ExtensionItem(

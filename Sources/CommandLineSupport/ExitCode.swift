@@ -2,7 +2,9 @@
 ///
 /// Every tool shares three codes, the same as swift-argument-parser's: ``success`` (0),
 /// ``failure`` (1) for a runtime failure and ``validationFailure`` (64, `EX_USAGE`) for bad
-/// usage. A tool adds its own codes in an extension, and documents them in its section of
+/// usage. Two more `<sysexits.h>` codes are declared here for the tools that refuse their
+/// input rather than their command line: ``dataError`` (65) and ``noInput`` (66). A tool adds
+/// its own codes in an extension, and documents them in its section of
 /// `Protocol/cli-conventions.md` and in its ``CommandDescription/exitStatuses``:
 ///
 /// ```swift
@@ -38,6 +40,17 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, Error, CustomStrin
   ///
   /// The corresponding C constant is `EX_USAGE` from `<sysexits.h>`.
   public static let validationFailure = ExitCode(64)
+
+  /// The command line was well formed, but the input it names was refused for what it holds,
+  /// such as a share its extension's activation rule does not accept.
+  ///
+  /// The corresponding C constant is `EX_DATAERR` from `<sysexits.h>`.
+  public static let dataError = ExitCode(65)
+
+  /// An input file the command line names does not exist or cannot be read.
+  ///
+  /// The corresponding C constant is `EX_NOINPUT` from `<sysexits.h>`.
+  public static let noInput = ExitCode(66)
 
   /// Whether this code reports success.
   public var isSuccess: Bool { rawValue == 0 }

@@ -116,7 +116,7 @@ struct HandoffProcessTests {
     ]
     for (arguments, message) in cases {
       let result = try fixture.run("share-extension", arguments)
-      #expect(result.status == 64, "\(arguments): \(result)")
+      #expect(result.status == 65, "\(arguments): \(result)")
       #expect(result.error.contains(message), "\(arguments): \(result.error)")
     }
     #expect(try fixture.pendingInSpool() == 0)

@@ -107,8 +107,12 @@ struct ShareExtensionDesktopTests {
     #expect(files.map { $0["type"] as? String } == ["public.png", "public.utf8-plain-text"])
   }
 
-  /// Each bad argument: status 64, a message naming the argument and what is wrong,
-  /// nothing stored; none blocks (the FIFO is not opened for reading).
+  /// Each bad argument is refused with its class's status, nothing stored.
+  ///
+  /// The message names the argument and what is wrong; the status is 64 for a malformed
+  /// argument or an unknown scheme, 66 for a missing file, 4 for one that is not a regular
+  /// file, 65 for a refusal by the rule. None blocks (the FIFO is not opened for reading).
+  /// With several bad arguments the first decides; the rule is checked only once all are good.
   @Test func badArgumentsAreRefusedAndNothingIsStored() async throws {
     let fixture = try HandoffFixture()
     let directory = fixture.bus.directory
@@ -118,22 +122,34 @@ struct ShareExtensionDesktopTests {
     #expect(mkdir(folder, 0o700) == 0)
     let pdf = directory + "/paper.pdf"
     writeFile(pdf, "%PDF-1.4\n")
-    let cases: [([String], String)] = [
+    let missing = directory + "/missing.png"
+    let cases: [([String], Int32, String)] = [
       (
-        ["gopher://example.com/x"],
+        ["gopher://example.com/x"], 64,
         "Error: 'gopher://example.com/x': the scheme 'gopher' is not one the extension takes"
       ),
-      (["readlater://import?count=1"], "the scheme 'readlater' is not one"),
-      ([directory + "/missing.png"], "Error: '\(directory)/missing.png': no such file."),
-      ([pdf], "Attachment 1 (com.adobe.pdf) is not accepted: the rule has no "),
-      ([folder], "Error: '\(folder)': it is a directory, not a regular file."),
-      (["file://" + fifo], "Error: '\(fifo)': it is a FIFO (named pipe), not a regular file."),
-      (["https://exa mple.com/"], "percent-encode spaces and non-ASCII characters"),
+      (["readlater://import?count=1"], 64, "the scheme 'readlater' is not one"),
+      (["https://exa mple.com/"], 64, "percent-encode spaces and non-ASCII characters"),
+      ([missing], 66, "Error: '\(missing)': no such file."),
+      (["--file", missing], 66, "Error: --file: '\(missing)': no such file."),
+      ([pdf], 65, "Attachment 1 (com.adobe.pdf) is not accepted: the rule has no "),
+      ([folder], 4, "Error: '\(folder)': it is a directory, not a regular file."),
+      (["file://" + fifo], 4, "Error: '\(fifo)': it is a FIFO (named pipe), not a regular file."),
+      // The first bad argument decides; the rule waits for a well-formed item.
+      ([missing, folder], 66, "no such file."),
+      ([folder, missing], 4, "it is a directory"),
+      ([pdf, missing], 66, "no such file."),
+      ([missing, "gopher://x/"], 66, "no such file."),
+      (["gopher://x/", missing], 64, "the scheme 'gopher'"),
+      // Options come before the files.
+      (["--group", "../x", missing], 64, "--group: "),
     ]
-    for (arguments, message) in cases {
+    for (arguments, status, message) in cases {
       let result = try await fixture.runAsync("share-extension", ["--no-compose"] + arguments)
-      #expect(result.status == 64, "\(arguments): \(result)")
+      #expect(result.status == status, "\(arguments): \(result)")
       #expect(result.error.contains(message), "\(arguments): \(result.error)")
+      // A usage error shows the usage; a refused input does not.
+      #expect(result.error.contains("Usage:") == (status == 64), "\(arguments): \(result)")
       #expect(result.output.isEmpty, "\(arguments): \(result)")
     }
     #expect(try fixture.pendingInSpool() == 0)

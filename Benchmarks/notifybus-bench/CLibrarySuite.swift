@@ -2,6 +2,7 @@ import BusTestSupport
 import CBaseline
 import CNotifyBench
 import DBus
+import Synchronization
 
 #if canImport(Glibc)
   @preconcurrency import Glibc
@@ -18,8 +19,21 @@ import DBus
 enum CLibrarySuite: BenchmarkSuite {
   static let name = "capi"
 
+  /// One bus for the whole process, stopped by ``finish()`` when the benchmark ends.
+  ///
+  /// The C library connects once, on its first call, to the bus `NOTIFYBUS_BUS_ADDRESS`
+  /// names then, so every run of this suite (`--repeat`) must find that bus still there.
+  private static let sharedBus = Mutex<PrivateBus?>(nil)
+
+  static func finish() { sharedBus.withLock { $0 = nil } }
+
   static func run(scale: Double) async throws -> [BenchmarkRow] {
-    let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
+    let bus = try sharedBus.withLock { shared in
+      if let shared { return shared }
+      let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
+      shared = bus
+      return bus
+    }
     cnotify_use_bus(bus.address.rawValue)
     let latencyCount = max(200, Int(2000 * scale))
     let throughputCount = max(2000, Int(40_000 * scale))

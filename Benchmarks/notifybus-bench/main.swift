@@ -76,6 +76,7 @@ await CommandRunner(command).asyncMain { arguments in
     }
     runs.append(rows)
   }
+  CLibrarySuite.finish()
   try StandardOutput.writeLine(Report.table(runs))
   if failed { throw ExitCode.failure }
 }

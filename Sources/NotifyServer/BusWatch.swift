@@ -8,8 +8,10 @@ import Synchronization
 /// (`DBUS_STARTER_ADDRESS`). When that bus goes away and another `dbus-daemon` answers at
 /// the same socket (the embedded bus restarted), the old address can never be reached
 /// again, and the new bus starts its own notifyd on demand: so the watch calls
-/// `replaced` once, and notifyd writes its state and exits. A notifyd given `--bus` keeps
-/// reconnecting instead (`replaced` is `nil`).
+/// `replaced` once, and notifyd writes its state and exits. The same holds when nothing
+/// answers at the address for ``goneAfter`` (the bus is gone for good: a `dbus-daemon`'s
+/// `guid` is new on every start, so the old bus never comes back). A notifyd given `--bus`
+/// keeps reconnecting instead (`replaced` is `nil`).
 public final class BusWatch: Sendable {
   private struct Progress {
     var lostAt: ContinuousClock.Instant?
@@ -24,6 +26,10 @@ public final class BusWatch: Sendable {
   private let expectedGUID: String?
   /// The address without its `guid`, to ask whoever answers there now.
   private let probeAddress: BusAddress?
+
+  /// How long an activated notifyd waits with nothing answering at its bus's address
+  /// before it takes the bus to be gone for good.
+  public static let goneAfter: Duration = .seconds(5)
 
   /// Starts watching `connection`.
   ///
@@ -85,21 +91,30 @@ public final class BusWatch: Sendable {
   private func startProbe() {
     guard let replaced, let expectedGUID, let probeAddress else { return }
     let task = Task.detached { [weak self] in
+      var silentSince: ContinuousClock.Instant?
       while !Task.isCancelled {
         try? await Task.sleep(for: .milliseconds(250))
         guard let self, !Task.isCancelled else { return }
-        guard let answering = Self.busID(at: probeAddress), answering != expectedGUID else {
-          continue
+        let line: String
+        if let answering = Self.busID(at: probeAddress) {
+          silentSince = nil
+          guard answering != expectedGUID else { continue }
+          line =
+            "the bus at \(probeAddress) was replaced (guid \(expectedGUID), now \(answering)); "
+            + "exiting, as the new bus starts its own notifyd"
+        } else {
+          let since = silentSince ?? .now
+          silentSince = since
+          guard ContinuousClock.now - since >= Self.goneAfter else { continue }
+          line =
+            "the bus at \(probeAddress) (guid \(expectedGUID)) is gone: nothing has answered "
+            + "there for \(Self.goneAfter); exiting, as the next bus starts its own notifyd"
         }
         let first = self.progress.withLock { progress -> Bool in
           defer { progress.reported = true }
           return !progress.reported
         }
-        if first {
-          replaced(
-            "the bus at \(probeAddress) was replaced (guid \(expectedGUID), now \(answering)); "
-              + "exiting, as the new bus starts its own notifyd")
-        }
+        if first { replaced(line) }
         return
       }
     }

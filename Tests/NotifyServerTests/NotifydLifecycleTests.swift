@@ -44,6 +44,30 @@ struct NotifydLifecycleTests {
     #expect(log.contains("notifyd[\(second)]: serving org.notifybus.Notify1 on "), "\(log)")
   }
 
+  @Test func anActivatedNotifydWhoseBusIsGoneForGoodExits() async throws {
+    let sandbox = try EmbeddedBusSandbox()
+    defer { sandbox.stop() }
+    let set = try await Products.runAsync(
+      "notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
+    #expect(set.status == 0, "\(set)")
+    let notifyd = try #require(sandbox.notifydProcessID())
+    let busPID = try #require(
+      readFile(sandbox.runtime + "/notifybus/bus.pid").flatMap {
+        pid_t($0.split(separator: "\n").first ?? "")
+      })
+    kill(busPID, SIGTERM)
+    #expect(await waitUntil { !isRunning(busPID) })
+    // No bus comes back: within the grace period and a few probes more, notifyd exits.
+    let deadline = ContinuousClock.now + BusWatch.goneAfter + .seconds(5)
+    while isRunning(notifyd) && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(!isRunning(notifyd), "notifyd is still running with its bus gone")
+    let log = try #require(readFile(sandbox.directory + "/state/notifybus/notifyd.log"))
+    #expect(log.contains("notifyd[\(notifyd)]: lost the bus at unix:path="), "\(log)")
+    #expect(log.contains("is gone: nothing has answered there for"), "\(log)")
+  }
+
   @Test func aNotifydGivenABusKeepsReconnecting() async throws {
     let bus = try PrivateBus()
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])

@@ -18,6 +18,10 @@ struct NotifydLifecycleTests {
       "notifyutil", ["-s", "foo", "5"], environment: sandbox.environment)
     #expect(set.status == 0, "\(set)")
     let first = try #require(sandbox.notifydProcessID())
+    // notifyd saves 100 ms after a change: wait for that save, so the notifyd the restarted
+    // bus starts reads foo (the first one writes its state again only as it exits).
+    let stateFile = sandbox.directory + "/state/notifybus/notifyd.state"
+    #expect(await waitUntil { readFile(stateFile)?.contains("\nfoo 5 ") == true })
     // Restart the bus: end the daemon, wait for its socket to go, let a tool start it again.
     let busPID = try #require(
       readFile(sandbox.runtime + "/notifybus/bus.pid").flatMap {

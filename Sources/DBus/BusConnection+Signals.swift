@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One subscriber to messages that match a rule.
 ///
 /// A class, as is ``RuleEntry``: the connection keeps them in dictionaries sized for
@@ -175,25 +177,226 @@ extension BusConnection {
   /// Whether the calling thread is the connection's own thread, where its handlers run.
   public nonisolated var isOnConnectionThread: Bool { loop.inLoop }
 
-  /// The number of distinct match rules this connection holds on the bus.
-  public var matchRuleCount: Int { rules.count }
+  /// The number of match rules this connection holds on the bus: its distinct
+  /// subscription rules and the rules of its rule sets.
+  public var matchRuleCount: Int {
+    ruleSets.reduce(rules.count) { $0 + $1.interfaces.count }
+  }
 
   /// Routes a received signal to the subscribers whose rules match it.
   ///
   /// Subscribers are indexed by interface, as the bus daemon indexes rules, so a signal
-  /// is checked only against the rules for its interface and the rules with none.
+  /// is checked only against the rules for its interface and the rules with none; a rule
+  /// set is checked with one lookup of the interface and its template.
   func deliverSignal(_ message: Message) {
-    if let interface = message.interface, let ids = subscribersByInterface[interface] {
-      for id in ids {
-        if let subscriber = subscribers[id], subscriber.rule.matches(message) {
-          subscriber.deliver(message)
+    if let interface = message.interface {
+      if let ids = subscribersByInterface[interface] {
+        for id in ids {
+          if let subscriber = subscribers[id], subscriber.rule.matches(message) {
+            subscriber.deliver(message)
+          }
         }
+      }
+      for set in ruleSets where set.interfaces[interface] != nil && set.template.matches(message) {
+        set.deliver(message)
       }
     }
     for id in subscribersWithoutInterface {
       if let subscriber = subscribers[id], subscriber.rule.matches(message) {
         subscriber.deliver(message)
       }
+    }
+  }
+}
+
+// MARK: - Rule sets
+
+/// Match rules of one shape that differ only in their interface, whose signals all go to
+/// one handler: the compact form of many subscriptions for a subscriber that watches
+/// thousands of interfaces (the Notify layer holds one rule per name).
+///
+/// ```swift
+/// let posts = connection.ruleSet(
+///   .signal(member: "Posted", path: "/org/notifybus/Notify1")) { message in
+///   print(message.interface!)
+/// }
+/// try await posts.add("org.notifybus.Notify1.N.group.example.saved")
+/// ```
+///
+/// Each interface costs the set one entry: the interface and a count. A subscription made
+/// with ``BusConnection/subscribe(_:handler:)`` keeps a rule, its text, a handler and an
+/// index entry of its own. The rules' text is rendered only to talk to the bus.
+///
+/// The handler runs on the connection's thread for every signal that matches one of the
+/// set's rules (the template with one of its interfaces), once per signal, in arrival order,
+/// and not for a signal that matches none.
+public struct SignalRuleSet: Sendable {
+  /// The connection the rules are on.
+  public let connection: BusConnection
+  let id: UInt64
+  let template: MatchRule
+  let handler: @Sendable (Message) -> Void
+
+  /// The rule the set holds for `interface`.
+  public func rule(for interface: InterfaceName) -> MatchRule {
+    var rule = template
+    rule.interface = interface
+    return rule
+  }
+
+  /// Adds the rule for `interface`, and returns once the bus has accepted it: any matching
+  /// message sent after that reaches the handler.
+  ///
+  /// Adding an interface the set holds counts one more use; each ``remove(_:)`` undoes one.
+  ///
+  /// - Throws: ``DBusError`` when the rule is invalid, the connection is closed or the bus
+  ///   refuses it.
+  public func add(_ interface: InterfaceName) async throws(DBusError) {
+    // A closed connection's loop has ended: answer without it.
+    guard !connection.closed.load(ordering: .acquiring) else {
+      throw DBusError(.disconnected, "the connection is closed")
+    }
+    try await connection.addToRuleSet(self, interface)
+  }
+
+  /// Removes one use of `interface`'s rule; the last removes it from the bus.
+  ///
+  /// Once this returns the handler sees no signal that only this rule matched.
+  public func remove(_ interface: InterfaceName) async {
+    await connection.removeFromRuleSet(self, interface)
+  }
+
+  /// Removes every rule of the set.
+  ///
+  /// Idempotent; the set can be used again afterwards.
+  public func cancel() async {
+    await connection.cancelRuleSet(id)
+  }
+}
+
+/// The interfaces of one ``SignalRuleSet`` and the uses of each: what a connection keeps
+/// per rule of a set.
+final class RuleSetState {
+  let id: UInt64
+  let template: MatchRule
+  let deliver: @Sendable (Message) -> Void
+  var interfaces: [InterfaceName: Member] = [:]
+
+  /// One interface's rule.
+  struct Member {
+    var count: UInt32 = 1
+    /// The `AddMatch` call while it is under way, for later users to wait on.
+    var adding: Task<Result<Void, DBusError>, Never>?
+  }
+
+  init(id: UInt64, template: MatchRule, deliver: @escaping @Sendable (Message) -> Void) {
+    self.id = id
+    self.template = template
+    self.deliver = deliver
+  }
+
+  /// The text of `interface`'s rule, for the bus.
+  func ruleText(for interface: InterfaceName) -> String {
+    var rule = template
+    rule.interface = interface
+    return rule.description
+  }
+}
+
+extension BusConnection {
+  private static let lastRuleSet = Atomic<UInt64>(0)
+
+  /// A set of rules, initially empty, made of `template` with each interface added to it;
+  /// `handler` receives every signal any of them matches.
+  ///
+  /// - Important: `handler` runs on the connection's event-loop thread, in the order
+  ///   messages arrived. It must return quickly.
+  /// - Precondition: `template` names no interface.
+  public nonisolated func ruleSet(
+    _ template: MatchRule, handler: @escaping @Sendable (Message) -> Void
+  ) -> SignalRuleSet {
+    precondition(template.interface == nil, "a rule set's template names no interface")
+    return SignalRuleSet(
+      connection: self, id: Self.lastRuleSet.add(1, ordering: .relaxed).newValue,
+      template: template, handler: handler)
+  }
+
+  func addToRuleSet(_ set: SignalRuleSet, _ interface: InterfaceName) async throws(DBusError) {
+    guard !isClosed else { throw DBusError(.disconnected, "the connection is closed") }
+    let state: RuleSetState
+    if let existing = ruleSets.first(where: { $0.id == set.id }) {
+      state = existing
+    } else {
+      try set.template.validate()
+      state = RuleSetState(id: set.id, template: set.template, deliver: set.handler)
+      ruleSets.append(state)
+    }
+    if let member = state.interfaces[interface] {
+      state.interfaces[interface]?.count = member.count + 1
+      guard let adding = member.adding else { return }
+      if case .failure(let error) = await adding.value {
+        removeFromRuleSet(set, interface)
+        throw error
+      }
+      return
+    }
+    let text = state.ruleText(for: interface)
+    if text.utf8.count > MatchRule.maximumLength {
+      try set.rule(for: interface).validate()
+    }
+    let adding = Task { () -> Result<Void, DBusError> in
+      do throws(DBusError) {
+        _ = try await self.call(self.busMethod("AddMatch", [.string(text)]))
+        return .success(())
+      } catch {
+        return .failure(error)
+      }
+    }
+    state.interfaces[interface] = RuleSetState.Member(adding: adding)
+    let result = await adding.value
+    switch result {
+    case .success:
+      // A remove may have come meanwhile.
+      state.interfaces[interface]?.adding = nil
+    case .failure(let error):
+      // Each user waiting here removes its use, which drops the entry, so a later add
+      // tries again.
+      removeFromRuleSet(set, interface)
+      throw error
+    }
+  }
+
+  func removeFromRuleSet(_ set: SignalRuleSet, _ interface: InterfaceName) {
+    guard let state = ruleSets.first(where: { $0.id == set.id }),
+      let member = state.interfaces[interface]
+    else { return }
+    guard member.count == 1 else {
+      state.interfaces[interface]?.count = member.count - 1
+      return
+    }
+    state.interfaces[interface] = nil
+    // The rule was added (or its AddMatch is under way, and the bus handles this
+    // connection's messages in order): remove it.
+    removeMatch(state.ruleText(for: interface))
+  }
+
+  func cancelRuleSet(_ id: UInt64) {
+    guard let index = ruleSets.firstIndex(where: { $0.id == id }) else { return }
+    let state = ruleSets.remove(at: index)
+    for interface in state.interfaces.keys { removeMatch(state.ruleText(for: interface)) }
+  }
+
+  private func removeMatch(_ text: String) {
+    guard raw != nil else { return }
+    var message = busMethod("RemoveMatch", [.string(text)])
+    message.noReplyExpected = true
+    try? send(message)
+  }
+
+  /// The text of every rule the rule sets hold, to add again after a reconnect.
+  var ruleSetTexts: [String] {
+    ruleSets.flatMap { state in
+      state.interfaces.keys.map { state.ruleText(for: $0) }
     }
   }
 }

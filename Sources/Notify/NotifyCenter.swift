@@ -61,12 +61,23 @@ public final class NotifyCenter: Sendable {
   /// Held while a connection-thread handler runs (``register(_:queue:handler:)`` with no
   /// queue), so that a cancel from another thread can wait for a call under way.
   let connectionHandlerGate = Mutex(())
+  /// The match rules of every name registered here, one per name's interface; their
+  /// `Posted` signals reach ``receivedPost(_:)``.
+  let postRules: SignalRuleSet
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
 
   /// Every center of the process, so that `self.` names reach all of them.
   private static let processCenters = Mutex<[WeakCenter]>([])
+
+  /// How the rule set's handler reaches its center without holding it.
+  private final class PostRouter: @unchecked Sendable {
+    // Safety of @unchecked Sendable: `center` is written once, in the center's init,
+    // before the rule set holds any rule (so before the connection's thread can call
+    // the handler), and only read afterwards.
+    weak var center: NotifyCenter?
+  }
 
   private struct WeakCenter: @unchecked Sendable {
     // Safety of @unchecked Sendable: a weak reference to a Sendable class, read and
@@ -77,6 +88,13 @@ public final class NotifyCenter: Sendable {
   init(connection: BusConnection, mediated: Bool = false) {
     self.connection = connection
     self.isMediated = mediated
+    // The rule set's handler reaches the center through a weak reference set below,
+    // before any rule is added.
+    let router = PostRouter()
+    postRules = connection.ruleSet(.signal(member: NotifyWire.member, path: NotifyWire.path)) {
+      router.center?.receivedPost($0)
+    }
+    router.center = self
     Self.processCenters.withLock { centers in
       centers.removeAll { $0.center == nil }
       centers.append(WeakCenter(center: self))
@@ -366,25 +384,30 @@ public final class NotifyCenter: Sendable {
   }
 
   /// Adds the match rule for `subject` and routes what it matches to its registrations.
+  ///
+  /// A name's rule goes into the center's rule set, so that thousands of names cost an
+  /// interface each on the connection; a namespace has a subscription of its own.
   private func subscribe(_ subject: Subject) async -> Result<Void, DBusError> {
-    let rule: MatchRule
-    switch subject {
-    case .name(let name):
-      rule = NotifyWire.rule(for: name)
-    case .namespace(let prefix):
-      do {
-        rule = try NotifyWire.rule(forNamespace: prefix)
-      } catch {
-        return .failure(DBusError(.matchRuleInvalid, error.message))
-      }
-    }
-    let expectedInterface = rule.interface
-    do {
-      let subscription = try await connection.subscribe(rule) { [weak self] message in
-        self?.received(message, for: subject, interface: expectedInterface)
+    do throws(DBusError) {
+      let subscription: Registry.BusSubscription
+      switch subject {
+      case .name(let name):
+        try await postRules.add(NotifyWire.interface(for: name))
+        subscription = .name
+      case .namespace(let prefix):
+        let rule: MatchRule
+        do {
+          rule = try NotifyWire.rule(forNamespace: prefix)
+        } catch {
+          throw DBusError(.matchRuleInvalid, error.message)
+        }
+        subscription = .rule(
+          try await connection.subscribe(rule) { [weak self] message in
+            self?.received(message, for: subject)
+          })
       }
       let orphaned = registry.withLock { $0.subscribed(subject, subscription) }
-      if orphaned { await subscription.cancel() }
+      if orphaned { await unsubscribe(subject, subscription) }
       return .success(())
     } catch {
       registry.withLock { $0.subscriptionFailed(subject) }
@@ -392,17 +415,42 @@ public final class NotifyCenter: Sendable {
     }
   }
 
+  /// Ends a subject's subscription on the bus.
+  func unsubscribe(_ subject: Subject, _ subscription: Registry.BusSubscription) async {
+    switch (subject, subscription) {
+    case (.name(let name), .name):
+      await postRules.remove(NotifyWire.interface(for: name))
+    case (_, .rule(let subscription)):
+      await subscription.cancel()
+    case (.namespace, .name):
+      preconditionFailure("a namespace is never in the rule set")
+    }
+  }
+
   // MARK: - Receiving
 
-  /// Handles a signal routed to `subject`'s subscription, on the connection's thread.
+  /// Handles a `Posted` signal that matched a name's rule, on the connection's thread.
   ///
-  /// For a name subscription the check compares the first argument and the interface
-  /// with the name and its interface, computed once at subscription.
-  private func received(_ message: Message, for subject: Subject, interface: InterfaceName?) {
+  /// The rule matched the interface; the first argument must be the name whose interface
+  /// that is.
+  fileprivate func receivedPost(_ message: Message) {
+    guard case .string(let text)? = message.body.first, let name = try? NotifyName(text),
+      NotifyWire.isPosted(message, name: name)
+    else {
+      registry.withLock { $0.malformedSignals += 1 }
+      return
+    }
+    received(message, for: .name(name), posted: name)
+  }
+
+  /// Handles a signal routed to `subject`'s subscription, on the connection's thread;
+  /// `posted` is the name when already checked.
+  private func received(_ message: Message, for subject: Subject, posted checked: NotifyName? = nil)
+  {
     let posted: NotifyName?
     switch subject {
     case .name(let expected):
-      posted = NotifyWire.isPosted(message, name: expected, interface: interface) ? expected : nil
+      posted = checked ?? (NotifyWire.isPosted(message, name: expected) ? expected : nil)
     case .namespace(let prefix):
       posted = NotifyWire.postedName(in: message).flatMap {
         $0.isInside(namespace: prefix) ? $0 : nil
@@ -575,7 +623,10 @@ public final class NotifyCenter: Sendable {
     }
     // A stream may serve several registrations; it ends with the last of them.
     removal.finishedStream?.finish()
-    if let unsubscribe = removal.unsubscribe { Task { await unsubscribe.cancel() } }
+    if let unsubscribe = removal.unsubscribe {
+      let subject = removal.registration.subject
+      Task { await self.unsubscribe(subject, unsubscribe) }
+    }
   }
 
   /// Whether `token` is a live registration of this center.

@@ -21,10 +21,18 @@ struct Registry {
     case immediate(@Sendable (NotifyToken) -> Void, NotifyToken)
   }
 
+  /// How a subject is subscribed on the bus.
+  enum BusSubscription {
+    /// A name: its interface is in the center's rule set (``NotifyCenter/postRules``).
+    case name
+    /// A namespace: a subscription of its own.
+    case rule(SignalSubscription)
+  }
+
   /// A name or namespace and its registrations.
   struct SubjectState {
     var tokens = TokenList()
-    var subscription: SignalSubscription?
+    var subscription: BusSubscription?
     var pending: Task<Result<Void, DBusError>, Never>?
   }
 
@@ -88,7 +96,7 @@ struct Registry {
   ///
   /// Returns `true` when every registration went away while it was being made, so the caller should
   /// cancel it.
-  mutating func subscribed(_ subject: Subject, _ subscription: SignalSubscription) -> Bool {
+  mutating func subscribed(_ subject: Subject, _ subscription: BusSubscription) -> Bool {
     guard var state = subjects[subject], !state.tokens.isEmpty else {
       subjects[subject] = nil
       return true
@@ -107,7 +115,7 @@ struct Registry {
   struct Removal {
     var registration: Registration
     /// The bus subscription to cancel: the registration was the last of its subject.
-    var unsubscribe: SignalSubscription?
+    var unsubscribe: BusSubscription?
     /// The stream to finish: the registration was the last it served.
     var finishedStream: AsyncStream<NotifyEvent>.Continuation?
   }

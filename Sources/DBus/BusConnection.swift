@@ -48,6 +48,17 @@ public actor BusConnection {
     loop.asUnownedSerialExecutor()
   }
 
+  /// The connection's thread as a task executor.
+  ///
+  /// Nonisolated asynchronous code run with this preference
+  /// (`Task(executorPreference:)`, `withTaskExecutorPreference(_:operation:)`) runs on the
+  /// connection's thread, where the connection reads its replies: a ``call(_:timeout:)``
+  /// made there is written from that thread and resumed there by its reply, without a
+  /// switch to another thread, as a C client waits for a reply on its connection's
+  /// thread. Such code shares the thread with every handler of the connection: it must
+  /// not block.
+  public nonisolated var taskExecutor: any TaskExecutor { loop }
+
   /// The libdbus connection; `nil` while reconnecting and after closing.
   var raw: OpaquePointer?
   /// What `raw`'s message filter reaches this connection through.

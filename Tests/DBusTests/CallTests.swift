@@ -162,3 +162,41 @@ struct CallTests {
     await client.close()
   }
 }
+
+/// Calls from a task that prefers the connection's executor run on its thread throughout.
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+struct CallsOnTheConnectionsExecutorTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  @Test func aCallFromATaskOnTheConnectionsExecutorStaysOnItsThread() async throws {
+    let server = try await BusConnection.connect(to: .address(bus.address))
+    await server.export(at: "/calls", interface: "org.notifybus.Calls") { call in
+      if call.member == "Wait" { try? await Task.sleep(for: .seconds(5)) }
+      return call.body
+    }
+    let name = try #require(await server.uniqueName)
+    let client = try await BusConnection.connect(to: .address(bus.address))
+    let threads = try await Task(executorPreference: client.taskExecutor) {
+      var onThread: [Bool] = []
+      for index in 0..<20 {
+        onThread.append(client.isOnConnectionThread)
+        let reply = try await client.call(
+          CallTests.call("Echo", to: name, [.uint32(UInt32(index))]))
+        #expect(reply.body == [.uint32(UInt32(index))])
+        onThread.append(client.isOnConnectionThread)
+      }
+      // A timeout still ends a call made there.
+      let error = await #expect(throws: DBusError.self) {
+        _ = try await client.call(CallTests.call("Wait", to: name), timeout: .milliseconds(100))
+      }
+      #expect(error?.name == .noReply)
+      onThread.append(client.isOnConnectionThread)
+      return onThread
+    }.value
+    #expect(threads.allSatisfy { $0 })
+    await client.close()
+    await server.close()
+  }
+}

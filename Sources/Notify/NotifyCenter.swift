@@ -61,9 +61,13 @@ public final class NotifyCenter: Sendable {
   /// Held while a connection-thread handler runs (``register(_:queue:handler:)`` with no
   /// queue), so that a cancel from another thread can wait for a call under way.
   let connectionHandlerGate = Mutex(())
-  /// The match rules of every name registered here, one per name's interface; their
-  /// `Posted` signals reach ``receivedPost(_:)``.
+  /// The match rules of every name registered here, one per name's interface, by the
+  /// interface's part after ``NotifyWire/interfacePrefix`` (which for most names is the
+  /// name itself, so the rule shares its string); their `Posted` signals reach
+  /// ``receivedPost(_:)``.
   let postRules: SignalRuleSet
+  /// The same for names whose interface is hashed (``NotifyWire/hashedInterfacePrefix``).
+  let hashedPostRules: SignalRuleSet
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
@@ -91,9 +95,13 @@ public final class NotifyCenter: Sendable {
     // The rule set's handler reaches the center through a weak reference set below,
     // before any rule is added.
     let router = PostRouter()
-    postRules = connection.ruleSet(.signal(member: NotifyWire.member, path: NotifyWire.path)) {
+    let template = MatchRule.signal(member: NotifyWire.member, path: NotifyWire.path)
+    postRules = connection.ruleSet(template, interfacePrefix: NotifyWire.interfacePrefix) {
       router.center?.receivedPost($0)
     }
+    hashedPostRules = connection.ruleSet(
+      template, interfacePrefix: NotifyWire.hashedInterfacePrefix
+    ) { router.center?.receivedPost($0) }
     router.center = self
     Self.processCenters.withLock { centers in
       centers.removeAll { $0.center == nil }
@@ -392,7 +400,8 @@ public final class NotifyCenter: Sendable {
       let subscription: Registry.BusSubscription
       switch subject {
       case .name(let name):
-        try await postRules.add(NotifyWire.interface(for: name))
+        let (rules, suffix) = postRule(for: name)
+        try await rules.add(interfaceSuffix: suffix)
         subscription = .name
       case .namespace(let prefix):
         let rule: MatchRule
@@ -415,11 +424,28 @@ public final class NotifyCenter: Sendable {
     }
   }
 
+  /// The rule set that holds `name`'s rule, and the part of its interface it keeps: the
+  /// name's own string when the interface is the prefix and the name, so the rule shares it.
+  private func postRule(for name: NotifyName) -> (SignalRuleSet, String) {
+    let interface = NotifyWire.interface(for: name).rawValue
+    for rules in [postRules, hashedPostRules]
+    where interface.utf8.starts(with: rules.interfacePrefix.utf8) {
+      let suffix = interface.utf8.dropFirst(rules.interfacePrefix.utf8.count)
+      return (
+        rules,
+        suffix.elementsEqual(name.rawValue.utf8)
+          ? name.rawValue : String(decoding: suffix, as: UTF8.self)
+      )
+    }
+    preconditionFailure("interface '\(interface)' has neither notification prefix")
+  }
+
   /// Ends a subject's subscription on the bus.
   func unsubscribe(_ subject: Subject, _ subscription: Registry.BusSubscription) async {
     switch (subject, subscription) {
     case (.name(let name), .name):
-      await postRules.remove(NotifyWire.interface(for: name))
+      let (rules, suffix) = postRule(for: name)
+      await rules.remove(interfaceSuffix: suffix)
     case (_, .rule(let subscription)):
       await subscription.cancel()
     case (.namespace, .name):

@@ -33,7 +33,6 @@ struct Registry {
   struct SubjectState {
     var tokens = TokenList()
     var subscription: BusSubscription?
-    var pending: Task<Result<Void, DBusError>, Never>?
   }
 
   /// A pipe made by ``NotifyCenter/registerFileDescriptor(_:reusing:)``.
@@ -44,6 +43,9 @@ struct Registry {
 
   var registrations: [NotifyToken: Registration] = [:]
   var subjects: [Subject: SubjectState] = [:]
+  /// The subscriptions under way, which a subject's first registrations wait for: apart
+  /// from ``subjects``, whose entries stay small.
+  var pendingSubscriptions: [Subject: Task<Result<Void, DBusError>, Never>] = [:]
   var pipes: [CInt: Pipe] = [:]
   /// How many registrations each stream of ``NotifyCenter/events(for:inNamespaces:bufferSize:)``
   /// serves: it finishes with the last.
@@ -84,11 +86,10 @@ struct Registry {
     for subject: Subject, isLocal: Bool,
     start: () -> Task<Result<Void, DBusError>, Never>
   ) -> Task<Result<Void, DBusError>, Never>? {
-    guard !isLocal, var state = subjects[subject], state.subscription == nil else { return nil }
-    if let pending = state.pending { return pending }
+    guard !isLocal, let state = subjects[subject], state.subscription == nil else { return nil }
+    if let pending = pendingSubscriptions[subject] { return pending }
     let task = start()
-    state.pending = task
-    subjects[subject] = state
+    pendingSubscriptions[subject] = task
     return task
   }
 
@@ -97,18 +98,17 @@ struct Registry {
   /// Returns `true` when every registration went away while it was being made, so the caller should
   /// cancel it.
   mutating func subscribed(_ subject: Subject, _ subscription: BusSubscription) -> Bool {
-    guard var state = subjects[subject], !state.tokens.isEmpty else {
+    pendingSubscriptions[subject] = nil
+    guard subjects[subject]?.tokens.isEmpty == false else {
       subjects[subject] = nil
       return true
     }
-    state.subscription = subscription
-    state.pending = nil
-    subjects[subject] = state
+    subjects[subject]?.subscription = subscription
     return false
   }
 
   mutating func subscriptionFailed(_ subject: Subject) {
-    subjects[subject]?.pending = nil
+    pendingSubscriptions[subject] = nil
   }
 
   /// A removed registration, and what the center must end outside the lock.
@@ -146,7 +146,7 @@ struct Registry {
       let live = subjects.values[index].tokens.filter { registrations[$0] != nil }
       subjects.values[index].tokens = TokenList(live)
     }
-    if subjects.values[index].tokens.isEmpty && subjects.values[index].pending == nil {
+    if subjects.values[index].tokens.isEmpty && pendingSubscriptions[registration.subject] == nil {
       removal.unsubscribe = subjects.values[index].subscription
       subjects.remove(at: index)
     }

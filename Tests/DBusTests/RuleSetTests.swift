@@ -110,6 +110,35 @@ struct RuleSetTests {
     await receiver.close()
   }
 
+  @Test func aPrefixedSetKeepsSuffixesAndTellsCollidingLookalikesApart() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    let set = receiver.ruleSet(
+      .signal(member: "Tick", path: testPath), interfacePrefix: "org.notifybus.Test."
+    ) {
+      inbox.append($0)
+    }
+    try await set.add(interfaceSuffix: "First")
+    try await set.add(Self.second)
+    await #expect(throws: DBusError.self) { try await set.add(interfaceSuffix: "9bad") }
+    await #expect(throws: DBusError.self) { try await set.add("org.elsewhere.First") }
+    // Interfaces that share the suffix's text under another prefix, or a prefix of it,
+    // are not the set's; a plain subscription makes the bus route them here.
+    let everyTick = try await receiver.subscribe(.signal(member: "Tick")) { _ in }
+    try sender.send(Self.tick("org.notifybus.Tests.First", "other prefix"))
+    try sender.send(Self.tick("org.notifybus.Test.Firs", "shorter"))
+    try sender.send(Self.tick(Self.first, "1"))
+    try sender.send(Self.tick(Self.second, "2"))
+    #expect(Self.tags(await inbox.wait(for: 2)) == ["1", "2"])
+    await set.remove(interfaceSuffix: "First")
+    await set.remove(Self.second)
+    await everyTick.cancel()
+    #expect(await receiver.matchRuleCount == 0)
+    await sender.close()
+    await receiver.close()
+  }
+
   @Test func anInvalidTemplateOrAClosedConnectionIsAnError() async throws {
     let receiver = try await connect()
     var template = MatchRule.signal(member: "Tick")

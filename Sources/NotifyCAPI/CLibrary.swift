@@ -23,6 +23,27 @@ final class CLibrary: Sendable {
   private let connecting = Mutex<Void>(())
   /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
   let plainTokens = Mutex<Set<Int32>>([])
+  /// The forwarders of live dispatch registrations, which `notify_cancel` ends.
+  let dispatchHandlers = Mutex<[Int32: DispatchHandler]>([:])
+
+  /// Lets `notify_cancel` end `handler`, the forwarder of the dispatch registration
+  /// `token`; when the token was cancelled already (by its block, before registering
+  /// returned), ends it now.
+  func adopt(_ handler: DispatchHandler, token: NotifyToken, center: NotifyCenter) {
+    dispatchHandlers.withLock { handlers in
+      if center.isValid(token) {
+        handlers[token.rawValue] = handler
+        handler.markRegistered()
+      } else {
+        handler.cancel()
+      }
+    }
+  }
+
+  /// Ends the forwarder of a dispatch registration once its token is cancelled.
+  func cancelDispatch(_ token: Int32) {
+    dispatchHandlers.withLock { $0.removeValue(forKey: token) }?.cancel()
+  }
 
   /// The center, connecting when there is none yet.
   ///
@@ -127,9 +148,45 @@ func notifyName(_ pointer: UnsafePointer<CChar>?) -> Result<NotifyName, CStatus>
   let length = strnlen(pointer, NotifyName.maximumLength + 1)
   guard length <= NotifyName.maximumLength else { return .failure(.invalidName) }
   let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length)
+  if let known = recentNames.withLock({ $0.name(matching: bytes) }) { return .success(known) }
   guard let text = String(validating: bytes, as: UTF8.self), let name = try? NotifyName(text)
   else { return .failure(.invalidName) }
+  recentNames.withLock { $0.remember(name) }
   return .success(name)
+}
+
+/// The names the C functions were given last.
+private let recentNames = Mutex(RecentNames())
+
+/// The last few valid names read from C, so that a name given again (a program posts the
+/// same few names over and over) costs one byte comparison instead of a UTF-8 validation,
+/// a new string and the name's checks, and every post of it shares one string.
+struct RecentNames: ~Copyable {
+  static let capacity = 8
+  private var names: [NotifyName] = []
+  /// Where the next new name goes once full: the oldest one.
+  private var next = 0
+
+  /// The remembered name whose UTF-8 is `bytes`.
+  func name(matching bytes: UnsafeRawBufferPointer) -> NotifyName? {
+    for name in names {
+      let equal = name.rawValue.utf8.withContiguousStorageIfAvailable { stored in
+        stored.count == bytes.count
+          && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+      }
+      if equal == true { return name }
+    }
+    return nil
+  }
+
+  mutating func remember(_ name: NotifyName) {
+    if names.count < Self.capacity {
+      names.append(name)
+    } else {
+      names[next] = name
+      next = (next + 1) % Self.capacity
+    }
+  }
 }
 
 /// Stores a new token through `out`, or `NOTIFY_TOKEN_INVALID` when registration failed.

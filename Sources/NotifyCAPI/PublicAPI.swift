@@ -13,7 +13,7 @@ import Synchronization
 public func notifyPost(_ name: UnsafePointer<CChar>?) -> UInt32 {
   let library = CLibrary.shared
   return notifyName(name).flatMap { name in
-    library.center().flatMap { center in
+    library.center(.posting).flatMap { center in
       Result { () throws(NotifyError) in try center.post(name) }.mapError(CStatus.init)
     }
   }.status

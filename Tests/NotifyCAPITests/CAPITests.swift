@@ -161,6 +161,12 @@ struct CAPITests {
     #expect(result.0 == .exited(0), "\(result.1)")
   }
 
+  /// Posts and registrations use two connections (Protocol/c-api.md): the second one goes
+  /// to the bus the first one reached, even when the environment names another by then.
+  @Test func postsAndRegistrationsOfAProcessMeetOnOneBus() async throws {
+    try await run("bus_restart", ["same-bus", "org.notifybus.test.same-bus"])
+  }
+
   @Test func stateSetByOneProcessIsReadByAnother() async throws {
     let notifyd = try await Notifyd(bus: bus)
     _ = notifyd

@@ -8,7 +8,9 @@
    delivers once to every registration (posts may have been missed meanwhile), and then
    "reconnected" is printed and it waits for DIR/posted (another process has posted
    NAME): the post reaches each old token, and new registrations work.
-   `bus_restart post NAME` posts NAME once from a process of its own. */
+   `bus_restart post NAME` posts NAME once from a process of its own.
+   `bus_restart same-bus NAME` checks that a process's two connections (posts, and
+   registrations) reach the same bus. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +72,18 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
     EXPECT(wait_check(token, 5000), "the bus did not route the post");
     return harness_finish("bus_restart post");
+  }
+  if (argc == 3 && strcmp(argv[1], "same-bus") == 0) {
+    /* Posts have a connection of their own; the registrations' connection, made later,
+       goes to the bus the first one reached, whatever the environment says by then. */
+    EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
+    setenv("NOTIFYBUS_BUS_ADDRESS", "unix:path=/nonexistent/notifybus-test-bus", 1);
+    int token, check = 0;
+    EXPECT_STATUS(notify_register_check(argv[2], &token), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_check(token, &check), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
+    EXPECT(wait_check(token, 5000), "a post did not reach this process's own registration");
+    return harness_finish("bus_restart same-bus");
   }
   if (argc != 4 || strcmp(argv[1], "watch") != 0) return 64;
   const char *name = argv[2], *directory = argv[3];

@@ -83,6 +83,22 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(notify_check(token, &check), NOTIFY_STATUS_OK);
     EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
     EXPECT(wait_check(token, 5000), "a post did not reach this process's own registration");
+    /* Names of the same length posted in turn stay apart (the library remembers the last
+       names it was given). */
+    char other[256];
+    snprintf(other, sizeof other, "%s", argv[2]);
+    other[strlen(other) - 1] ^= 1;
+    int other_token;
+    EXPECT_STATUS(notify_register_check(other, &other_token), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_check(other_token, &check), NOTIFY_STATUS_OK);
+    for (int i = 0; i < 3; i++) EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_post(other), NOTIFY_STATUS_OK);
+    EXPECT(wait_check(other_token, 5000), "the second name's post did not arrive");
+    EXPECT(wait_check(token, 5000), "the first name's posts did not arrive");
+    EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
+    EXPECT(wait_check(token, 5000), "the first name's last post did not arrive");
+    EXPECT_STATUS(notify_check(other_token, &check), NOTIFY_STATUS_OK);
+    EXPECT(check == 0, "the first name's post reached the second name's registration");
     return harness_finish("bus_restart same-bus");
   }
   if (argc != 4 || strcmp(argv[1], "watch") != 0) return 64;

@@ -137,8 +137,11 @@ public func notifyCancel(_ token: Int32) -> UInt32 {
     try center.cancel(token)
     center.stopMonitoringFile(for: token)
   }
-  CLibrary.shared.cancelDispatch(token)
-  CLibrary.shared.plainTokens.withLock { _ = $0.remove(token) }
+  // A refused cancel (disabled, or a fork() child) leaves the registration as it was.
+  if case .success = result {
+    CLibrary.shared.cancelDispatch(token)
+    CLibrary.shared.plainTokens.withLock { _ = $0.remove(token) }
+  }
   return result.status
 }
 

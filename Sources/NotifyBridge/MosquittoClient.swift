@@ -73,6 +73,10 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// Other threads use the handle only while it is. With `io` held only.
   private var up = false
+  /// Whether the broker answered the current connection's CONNECT (accepting or not).
+  ///
+  /// With `io` held only.
+  private var answered = false
   /// What the callbacks reported, not yet handed to `events`.
   ///
   /// With `io` held only.
@@ -211,6 +215,7 @@ final class MosquittoClient: @unchecked Sendable {
       &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.sessionExpiry)
     defer { mosquitto_property_free_all(&properties) }
     while !stopping.load(ordering: .acquiring) {
+      locked { answered = false }
       // `up` is false: no other thread uses the handle while it connects.
       let code = mosquitto_connect_bind_v5(
         handle, settings.host, settings.port, settings.keepAlive, nil, properties)
@@ -218,9 +223,16 @@ final class MosquittoClient: @unchecked Sendable {
         locked { up = true }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
-        locked { up = false }
+        let answered = locked { () -> Bool in
+          up = false
+          return self.answered
+        }
         let stopped = stopping.load(ordering: .acquiring)
-        if !stopped && isConnected.exchange(false, ordering: .acquiringAndReleasing) {
+        // Reported when the connection was accepted and is lost, or when it ended before
+        // any CONNACK (a failed TLS handshake, say); a refusal reported itself.
+        if !stopped
+          && (isConnected.exchange(false, ordering: .acquiringAndReleasing) || !answered)
+        {
           events(.disconnected(text: Self.describe(ended)))
         }
         // A DISCONNECT if the socket still works; its callback reports nothing new.
@@ -306,6 +318,7 @@ final class MosquittoClient: @unchecked Sendable {
   let isConnected = Atomic<Bool>(false)
 
   private func connected(reason: Int32, flags: Int32) {
+    answered = true
     if reason == 0 {
       isConnected.store(true, ordering: .releasing)
       pending.append(.connected(sessionPresent: flags & 1 != 0))

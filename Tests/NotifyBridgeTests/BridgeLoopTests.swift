@@ -94,4 +94,68 @@ struct BridgeLoopTests {
     #expect(try await a.counter("Published") == 500)
     #expect(try await b.counter("Received") == 500)
   }
+
+  /// A certificate authority and a certificate for 127.0.0.1 it signed, made with
+  /// openssl(1) in a directory of their own.
+  static func certificates() throws -> String {
+    var template = Array("/tmp/notifybus-tls-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw Errno.current }
+    let directory = String(cString: made)
+    writeText(directory + "/san", "subjectAltName=IP:127.0.0.1\n")
+    for arguments in [
+      [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+        "-days", "2", "-subj", "/CN=notifybus test CA",
+      ],
+      [
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+        "-subj", "/CN=127.0.0.1",
+      ],
+      [
+        "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san",
+      ],
+    ] {
+      let result = try Products.runCommand(
+        "/bin/sh", ["-c", "cd '\(directory)' && exec openssl \"$@\"", "openssl"] + arguments)
+      guard result.status == 0 else { throw DBusError(.failed, "openssl failed: \(result)") }
+    }
+    return directory
+  }
+
+  static var hasOpenSSL: Bool { access("/usr/bin/openssl", X_OK) == 0 }
+
+  @Test(.enabled(if: hasOpenSSL)) func theBridgeWorksOverTLS() async throws {
+    let files = try Self.certificates()
+    defer { Subprocess.removeTree(files) }
+    let broker = try MosquittoBroker(extraLines: [
+      "cafile \(files)/ca.pem", "certfile \(files)/server.pem", "keyfile \(files)/server.key",
+    ])
+    let path = broker.directory + "/notify-tls.conf"
+    writeText(
+      path,
+      """
+      bridge mqtts://127.0.0.1:\(broker.port)
+      bridge-namespace group.example
+      bridge-ca-file \(files)/ca.pem
+
+      """)
+    let a = try await BridgedHost(["--config", path])
+    let b = try await BridgedHost(["--config", path])
+    try await a.post("group.example.over-tls")
+    #expect(await b.waitForPosts(["group.example.over-tls"]), "\(b.log)")
+    try await a.setState("group.example.tls-state", 7)
+    #expect(try await b.waitForState("group.example.tls-state", 7) == 7)
+    // Without the broker's authority (the system's are used), the handshake fails and
+    // says so; notifyd keeps serving its bus.
+    let untrusting = try await BridgedHost(
+      ["--bridge", "mqtts://127.0.0.1:\(broker.port)", "--bridge-namespace", "group.example"],
+      waitForBridges: false)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !untrusting.log.contains("TLS") && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(untrusting.log.contains("TLS"), "\(untrusting.log)")
+    #expect(try await untrusting.counter("Connections") == 0)
+  }
 }

@@ -382,12 +382,14 @@ final class MosquittoClient: @unchecked Sendable {
     let (code, id, unfinished) = locked { () -> (Int32, Int32, Bool) in
       guard up else { return (MOSQ_ERR_NO_CONN.rawValue, 0, false) }
       var id: Int32 = 0
+      let reported = pending.count
       let code = payload.withUnsafeBytes { bytes in
         mosquitto_publish_v5(
           handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
       }
-      // A packet the socket did not take whole is the connection thread's to finish.
-      return (code, id, mosquitto_want_write(handle) || !pending.isEmpty)
+      // A packet the socket did not take whole, or what the call reported, is the
+      // connection thread's to finish.
+      return (code, id, mosquitto_want_write(handle) || pending.count > reported)
     }
     if unfinished { wake() }
     guard code == Self.success else {
@@ -401,6 +403,7 @@ final class MosquittoClient: @unchecked Sendable {
     let (ids, unfinished) = locked { () -> ([Int32: String], Bool) in
       var ids: [Int32: String] = [:]
       guard up else { return (ids, false) }
+      let reported = pending.count
       for filter in filters {
         var id: Int32 = 0
         let options = Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue)
@@ -408,7 +411,7 @@ final class MosquittoClient: @unchecked Sendable {
           ids[id] = filter
         }
       }
-      return (ids, mosquitto_want_write(handle) || !pending.isEmpty)
+      return (ids, mosquitto_want_write(handle) || pending.count > reported)
     }
     if unfinished { wake() }
     return ids

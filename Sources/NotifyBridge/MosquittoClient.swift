@@ -260,12 +260,11 @@ final class MosquittoClient: @unchecked Sendable {
       pollfd(fd: -1, events: 0, revents: 0),
       pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
     ]
+    // `io` is taken twice a turn (reading, then writing and keeping alive), each time also
+    // taking what the callbacks reported and what to poll for next: a publisher on
+    // another thread waits for it at most that long.
+    var (socket, wantsWrite) = locked { nextPoll() }
     while !stopping.load(ordering: .acquiring) {
-      let (socket, wantsWrite) = locked { () -> (CInt, Bool) in
-        let socket = mosquitto_socket(handle)
-        if socket < 0 { up = false }
-        return (socket, mosquitto_want_write(handle))
-      }
       guard socket >= 0 else { return (MOSQ_ERR_CONN_LOST.rawValue, heard) }
       descriptors[0] = pollfd(
         fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
@@ -287,19 +286,23 @@ final class MosquittoClient: @unchecked Sendable {
           let read = mosquitto_loop_read(handle, 1)
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
+          swap(&pending, &delivering)
           return read
         }
-        deliverPending()
+        deliver()
       }
       if code == Self.success {
-        code = locked {
+        (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
           var result = Self.success
           if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
           if result == Self.success { result = mosquitto_loop_misc(handle) }
           if result != Self.success { up = false }
-          return result
+          swap(&pending, &delivering)
+          let (socket, wantsWrite) = nextPoll()
+          return (result, socket, wantsWrite)
         }
-        deliverPending()
+        // What `events` publishes now and cannot finish wakes the poll.
+        deliver()
       }
       if isConnected.load(ordering: .acquiring) { heard = true }
       if code != Self.success { return (code, heard) }
@@ -307,9 +310,15 @@ final class MosquittoClient: @unchecked Sendable {
     return (Self.success, heard)
   }
 
-  /// Hands what the callbacks reported to `events`, `io` released.
-  private func deliverPending() {
-    locked { swap(&pending, &delivering) }
+  /// The socket to poll and whether to poll it for writing; with `io` held.
+  private func nextPoll() -> (CInt, Bool) {
+    let socket = mosquitto_socket(handle)
+    if socket < 0 { up = false }
+    return (socket, mosquitto_want_write(handle))
+  }
+
+  /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released.
+  private func deliver() {
     for event in delivering { events(event) }
     delivering.removeAll(keepingCapacity: true)
   }

@@ -244,12 +244,29 @@ final class MosquittoClient: @unchecked Sendable {
       } else {
         events(.disconnected(text: Self.describe(code)))
       }
-      // Wait `delay` seconds, or until stop() writes to the pipe.
-      var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
-      _ = poll(&descriptor, 1, CInt(delay) * 1000)
+      waitOrStop(seconds: delay)
       delay = min(delay * 2, settings.reconnectDelay.upperBound)
     }
     isConnected.store(false, ordering: .releasing)
+  }
+
+  /// Waits `seconds`, or until stop(); a wake left in the pipe by a publisher of the
+  /// connection that ended does not cut the wait short.
+  private func waitOrStop(seconds: UInt32) {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let deadline = Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000 + Int(seconds) * 1000
+    var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+    while !stopping.load(ordering: .acquiring) {
+      clock_gettime(CLOCK_MONOTONIC, &now)
+      let left = deadline - (Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000)
+      guard left > 0 else { return }
+      descriptor.revents = 0
+      if poll(&descriptor, 1, CInt(left)) > 0 {
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
+      }
+    }
   }
 
   /// Drives the connection until it ends or stop(): returns libmosquitto's last code and

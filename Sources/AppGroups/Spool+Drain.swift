@@ -153,7 +153,24 @@ final class DrainSession: @unchecked Sendable {
   /// are removed (files) or passed (records) after the flush (``Spool/settle(_:)``).
   var unsettled: [(raw: String, source: Source)] = []
 
-  init(lock: consuming FileDescriptor) { self.lock = lock }
+  /// Whether `cur/` was listed: only a consumer holding `drain.lock` adds to it, so one
+  /// listing per drain finds everything left there.
+  var listedClaimed = false
+  /// The segments this drain has read; the first read hands over what earlier drains left.
+  var visited: Set<String> = []
+  private let spool: Spool
+
+  init(lock: consuming FileDescriptor, spool: Spool, segments: [String: SegmentProgress]) {
+    self.lock = lock
+    self.spool = spool
+    self.segments = segments
+  }
+
+  /// Hands what this drain knows of the segments to the spool's next drain.
+  deinit {
+    let segments = self.segments
+    spool.segmentProgress.withLock { $0 = segments }
+  }
 }
 
 /// An entry claimed, validated and ready for the handler.
@@ -172,7 +189,7 @@ extension Spool {
         code: .busy, path: lock.path,
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
-    let session = DrainSession(lock: lock)
+    let session = DrainSession(lock: lock, spool: self, segments: try takeSegmentProgress())
     if staleSweepIsDue() { session.summary.staleTemporariesRemoved = try removeStaleTemporaries() }
     try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session
@@ -197,8 +214,11 @@ extension Spool {
   /// yet, sorted.
   private func refill(_ session: inout DrainSession) throws(ContainerError) {
     var items: [DrainSession.Item] = []
-    for raw in try claimed.entries() where !session.attempted.contains(raw) {
-      items.append((SpoolEntryName(raw), raw, .claimed))
+    if !session.listedClaimed {
+      session.listedClaimed = true
+      for raw in try claimed.entries() where !session.attempted.contains(raw) {
+        items.append((SpoolEntryName(raw), raw, .claimed))
+      }
     }
     for raw in try incoming.entries() where !session.attempted.contains(raw) {
       items.append((SpoolEntryName(raw), raw, .incoming))

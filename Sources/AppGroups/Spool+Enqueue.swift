@@ -29,13 +29,18 @@ extension Spool {
   ///   - id: The idempotency id (1 to 128 letters, digits, `.`, `_`, `-`, not starting with
   ///     `.`). Enqueueing the same id again, for example when retrying after a crash, does
   ///     not make the application see the item twice. A random UUID when `nil`.
+  ///   - whenVisible: Called once the entry is readable by consumers and before it is
+  ///     flushed, for example to ring a doorbell so the consumer's wake-up overlaps the
+  ///     flush. A consumer may then deliver the entry before this call returns; this call
+  ///     still returns only once the entry is durable.
   /// - Returns: The entry's id.
   /// - Throws: ``ContainerError``: ``ContainerError/Code/quotaExceeded`` when the spool is
   ///   full, ``ContainerError/Code/invalidName`` for a bad id or attachment name, or an I/O
   ///   error.
   @discardableResult
   public func enqueue(
-    payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil
+    payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil,
+    whenVisible: () -> Void = {}
   ) throws(ContainerError) -> String {
     let id = id ?? Self.randomID()
     try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
@@ -70,7 +75,7 @@ extension Spool {
       if bytes.count <= SpoolSegmentFormat.maximumSegmentEntry {
         try checkByteQuota(adding: Int64(bytes.count), to: usage)
         // One pwrite and one fdatasync (perhaps shared with other threads) in a segment.
-        try segmentWriter.append(SpoolSegmentFormat.frame(bytes))
+        try segmentWriter.append(SpoolSegmentFormat.frame(bytes), whenWritten: whenVisible)
         noteEnqueued(bytes: Int64(bytes.count))
         return id
       }
@@ -116,6 +121,7 @@ extension Spool {
           message: "The temporary entry '\(temporary.childPath(scratch))' disappeared before "
             + "it was committed; is another process cleaning tmp/ too eagerly?")
       }
+      whenVisible()
       // Group commit: one fsync of new/ that started after the rename, perhaps shared with
       // other threads of this process that committed at the same moment.
       try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }

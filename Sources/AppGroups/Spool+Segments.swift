@@ -1,3 +1,4 @@
+import Synchronization
 import SystemSupport
 
 #if canImport(Glibc)
@@ -8,7 +9,13 @@ import SystemSupport
 
 /// A drain's view of one segment: the records it found, which of them are finished, and the
 /// consumer's position (`Protocol/container.md` §4.9).
-final class SegmentProgress {
+///
+/// Kept by the ``Spool`` between its drains, so a drain woken for one share reads only what
+/// was appended since the last one.
+final class SegmentProgress: @unchecked Sendable {
+  // Safety of @unchecked Sendable: only a drain uses it, and a drain holds the spool's
+  // `drain.lock` (an flock of its own descriptor, exclusive even within one process); the
+  // spool hands it from one drain to the next under a mutex.
   struct Entry {
     var offset: Int64
     var length: Int
@@ -41,7 +48,8 @@ final class SegmentProgress {
   func scanMore() throws(ContainerError) -> Range<Int> {
     let first = records.count
     let size = Int64(try file.status().st_size)
-    var chunk = 64 << 10
+    // Small first: a drain woken for one share reads its record and a few zeros.
+    var chunk = 4 << 10
     while scannedEnd < size {
       let available = size - scannedEnd
       let count = Int(min(Int64(chunk), available))
@@ -58,10 +66,17 @@ final class SegmentProgress {
       // The whole file was read, or the records ended in zeros within the chunk.
       if bytes.count < count || Int64(count) == available { break }
       if scan.tail == .zeros && scan.end < count { break }
-      // A record larger than the chunk: read more at once.
-      if scan.records.isEmpty { chunk *= 2 }
+      // Many records, or one larger than the chunk: read more at once.
+      chunk = min(chunk * 2, 1 << 20)
     }
     return first..<records.count
+  }
+
+  /// Whether the cursor in the open cursor file is still the one this drain wrote: when
+  /// another consumer moved it, this view is stale. `nil` when no cursor file is open.
+  func cursorIsCurrent() throws(ContainerError) -> Bool? {
+    guard position != nil else { return nil }
+    return SpoolCursor(try position!.read(count: SpoolCursor.size + 1, at: 0)) == cursor
   }
 
   /// Moves the cursor past the finished records at its front and writes it.
@@ -97,6 +112,22 @@ final class SegmentProgress {
 }
 
 extension Spool {
+  /// The segments the last drain of this instance read, when their cursors on disk are still
+  /// the ones it left (another consumer process may have drained since).
+  func takeSegmentProgress() throws(ContainerError) -> [String: SegmentProgress] {
+    var kept = segmentProgress.withLock { cache in
+      let taken = cache
+      cache = [:]
+      return taken
+    }
+    for (name, progress) in kept {
+      var current = try progress.cursorIsCurrent()
+      if current == nil { current = try cursor(of: name) == progress.cursor }
+      if current != true { kept[name] = nil }
+    }
+    return kept
+  }
+
   /// The name of a segment's cursor file: `<base>.pos` for `<base>.seg`.
   static func positionName(of segment: String) -> String {
     String(segment.dropLast(".seg".count)) + ".pos"
@@ -145,6 +176,9 @@ extension Spool {
   func refillSegments(_ session: DrainSession) throws(ContainerError) -> [DrainSession.Item] {
     let names = try segments.entries()
     let present = Set(names)
+    for name in session.segments.keys where !present.contains(name) {
+      session.segments[name] = nil  // Removed by another consumer.
+    }
     var items: [DrainSession.Item] = []
     for name in names where name.hasSuffix(".pos") {
       // The cursor of a segment removed by a consumer that stopped before removing it.
@@ -168,6 +202,9 @@ extension Spool {
         progress = opened
         session.segments[name] = progress
       }
+      // A segment's records not finished by earlier drains (a handler failed) are handed
+      // over again, once per drain.
+      let firstVisit = session.visited.insert(name).inserted
       var fresh = try progress.scanMore()
       if fresh.isEmpty, progress.next == progress.records.count,
         try progress.file.lock(exclusive: true, wait: false)
@@ -180,7 +217,8 @@ extension Spool {
         }
         progress.file.unlock()
       }
-      for index in fresh {
+      let unfinished = firstVisit ? progress.next..<progress.records.count : fresh
+      for index in unfinished where !progress.records[index].done {
         let record = progress.records[index]
         let entryName = SpoolEntryName(
           time: record.enqueueTime,

@@ -71,6 +71,8 @@ public final class Spool: Sendable {
   let usageCache = Mutex<UsageSnapshot?>(nil)
   /// When this instance's drains last swept `tmp/` (``DispatchTime`` nanoseconds).
   let lastStaleSweep = Mutex<UInt64?>(nil)
+  /// What the last drain read of the segments, for the next (``takeSegmentProgress()``).
+  let segmentProgress = Mutex<[String: SegmentProgress]>([:])
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.
   struct UsageSnapshot: Sendable {

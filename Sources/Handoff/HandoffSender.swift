@@ -85,6 +85,10 @@ public final class HandoffSender: Sendable {
 
   /// Stores `items` as one share and posts ``notification``.
   ///
+  /// The post is made as soon as the share is readable, before its flush to disk ends, so
+  /// the app drains while the share is flushed; this returns once the share is durable and
+  /// the bus routed the post.
+  ///
   /// Lazy representations are loaded first, each handler once (``ExtensionItem/loaded(_:)``);
   /// if one fails, nothing is stored.
   ///
@@ -101,9 +105,16 @@ public final class HandoffSender: Sendable {
     -> String
   {
     let items = try await Self.loaded(items)
-    // Storing flushes to disk: off the concurrency pool.
-    let id = try await runBlocking { () throws(HandoffError) in try self.store(items, id: id) }
-    try await ring(for: id)
+    // Storing flushes to disk: off the concurrency pool. The doorbell rings as soon as the
+    // share is readable, so the app wakes and drains while the share is being flushed.
+    let (id, posted) = try await runBlocking { () throws(HandoffError) in
+      var posted: Result<Void, NotifyError> = .success(())
+      let id = try self.store(items, id: id) {
+        posted = Result { () throws(NotifyError) in try self.center.post(self.notification) }
+      }
+      return (id, posted)
+    }
+    try await ring(for: id, posted: posted)
     return id
   }
 
@@ -117,6 +128,14 @@ public final class HandoffSender: Sendable {
   ///   ``HandoffError/Code/container``; nothing is stored then.
   @discardableResult
   public func store(_ items: [ExtensionItem], id: String? = nil) throws(HandoffError) -> String {
+    try store(items, id: id, whenVisible: {})
+  }
+
+  /// Stores `items`, calling `whenVisible` once the share is readable by the app and before
+  /// it is flushed (``Spool/enqueue(payload:attachments:id:whenVisible:)``).
+  func store(_ items: [ExtensionItem], id: String?, whenVisible: () -> Void)
+    throws(HandoffError) -> String
+  {
     // Attachments are packed from the representations at hand: a lazy one must be loaded.
     for item in items {
       for provider in item.attachments {
@@ -137,7 +156,8 @@ public final class HandoffSender: Sendable {
         .encoding, "Cannot encode the shared items: \(error)", cause: .codec(error))
     }
     do {
-      return try spool.enqueue(payload: payload, attachments: packed.attachments, id: id)
+      return try spool.enqueue(
+        payload: payload, attachments: packed.attachments, id: id, whenVisible: whenVisible)
     } catch {
       throw HandoffError(
         .container,
@@ -163,10 +183,13 @@ public final class HandoffSender: Sendable {
     try await ring(for: nil)
   }
 
-  private func ring(for id: String?) async throws(HandoffError) {
+  /// Posts (unless `posted` says how a post already went) and waits until the bus routed it.
+  private func ring(for id: String?, posted: Result<Void, NotifyError>? = nil)
+    async throws(HandoffError)
+  {
     let stored = id.map { " The share \($0) is stored and will be drained later." } ?? ""
     do {
-      try center.post(notification)
+      if let posted { try posted.get() } else { try center.post(notification) }
       try await center.synchronize()
     } catch {
       throw HandoffError(

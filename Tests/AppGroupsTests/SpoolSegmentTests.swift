@@ -305,6 +305,26 @@ struct SpoolSegmentTests {
     #expect(summary.duplicates == 10)
   }
 
+  /// A drain reads only what was appended since this instance's last drain, unless another
+  /// consumer moved the cursor meanwhile: then it starts again from that cursor.
+  @Test func consumersTakingTurnsNeitherRepeatNorMissRecords() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    let first = try Spool(container: container)
+    let second = try Spool(container: container)
+    var seen: [String] = []
+    for round in 0..<4 {
+      for index in 0..<3 { try producer.enqueue(payload: [1], id: "r\(round)-\(index)") }
+      let consumer = round % 2 == 0 ? first : second
+      let summary = try consumer.drain { seen.append($0.id) }
+      #expect(summary.duplicates == 0, "round \(round)")
+      #expect(summary.delivered == 3, "round \(round)")
+    }
+    #expect(seen == (0..<4).flatMap { round in (0..<3).map { "r\(round)-\($0)" } })
+    #expect(try first.drain { _ in }.delivered == 0)
+  }
+
   @Test func theSameIdInASegmentAndAFileIsDeliveredOnce() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())

@@ -50,7 +50,9 @@ final class SpoolSegmentWriter: Sendable {
   /// The `pwrite`s of this process's threads are made one at a time, in offset order, so
   /// every byte before a record is written when its `fdatasync` starts: a record that
   /// returned never follows a gap.
-  func append(_ frame: [UInt8]) throws(ContainerError) {
+  ///
+  /// - Parameter whenWritten: Called after the `pwrite`, before the `fdatasync`.
+  func append(_ frame: [UInt8], whenWritten: () -> Void = {}) throws(ContainerError) {
     let segment = try state.withLock { (state) throws(ContainerError) -> OpenSegment in
       if state.current == nil || state.end + Int64(frame.count) > state.current!.capacity {
         state.current = nil
@@ -69,6 +71,7 @@ final class SpoolSegmentWriter: Sendable {
       state.end += Int64(frame.count)
       return segment
     }
+    whenWritten()
     do throws(ContainerError) {
       try segment.commit.sync { () throws(ContainerError) in try segment.file.syncData() }
     } catch {

@@ -72,8 +72,9 @@ final class SegmentProgress: @unchecked Sendable {
     return first..<records.count
   }
 
-  /// Whether the cursor in the open cursor file is still the one this drain wrote: when
-  /// another consumer moved it, this view is stale. `nil` when no cursor file is open.
+  /// Whether the cursor in the open cursor file is still the one this drain wrote.
+  ///
+  /// When another consumer moved it, this view is stale. `nil` when no cursor file is open.
   func cursorIsCurrent() throws(ContainerError) -> Bool? {
     guard position != nil else { return nil }
     return SpoolCursor(try position!.read(count: SpoolCursor.size + 1, at: 0)) == cursor

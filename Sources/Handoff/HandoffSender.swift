@@ -107,14 +107,26 @@ public final class HandoffSender: Sendable {
     let items = try await Self.loaded(items)
     // Storing flushes to disk: off the concurrency pool. The doorbell rings as soon as the
     // share is readable, so the app wakes and drains while the share is being flushed.
-    let (id, posted) = try await runBlocking { () throws(HandoffError) in
+    // The round trip that tells the post was routed overlaps the flush too.
+    let (id, posted, routed) = try await runBlocking { () throws(HandoffError) in
       var posted: Result<Void, NotifyError> = .success(())
+      var routed: Task<NotifyError?, Never>?
       let id = try self.store(items, id: id) {
         posted = Result { () throws(NotifyError) in try self.center.post(self.notification) }
+        guard case .success = posted else { return }
+        let center = self.center
+        routed = Task { () -> NotifyError? in
+          do throws(NotifyError) {
+            try await center.synchronize()
+            return nil
+          } catch {
+            return error
+          }
+        }
       }
-      return (id, posted)
+      return (id, posted, routed)
     }
-    try await ring(for: id, posted: posted)
+    try await ring(for: id, posted: posted, routed: routed)
     return id
   }
 
@@ -183,14 +195,20 @@ public final class HandoffSender: Sendable {
     try await ring(for: nil)
   }
 
-  /// Posts (unless `posted` says how a post already went) and waits until the bus routed it.
-  private func ring(for id: String?, posted: Result<Void, NotifyError>? = nil)
-    async throws(HandoffError)
-  {
+  /// Posts (unless `posted` says how a post already went) and waits until the bus routed it
+  /// (or for `routed`, a wait already under way).
+  private func ring(
+    for id: String?, posted: Result<Void, NotifyError>? = nil,
+    routed: Task<NotifyError?, Never>? = nil
+  ) async throws(HandoffError) {
     let stored = id.map { " The share \($0) is stored and will be drained later." } ?? ""
-    do {
+    do throws(NotifyError) {
       if let posted { try posted.get() } else { try center.post(notification) }
-      try await center.synchronize()
+      if let routed {
+        if let failure = await routed.value { throw failure }
+      } else {
+        try await center.synchronize()
+      }
     } catch {
       throw HandoffError(
         .postFailed, "Cannot post '\(notification)': \(error.message).\(stored)",

@@ -19,6 +19,8 @@ public func fuzz(_ bytes: [UInt8]) {
     next = record.offset + record.length
   }
   precondition(scan.end == next, "the scan's end is not where its records end")
+  let counted = SpoolSegmentFormat.countFrames(bytes, from: start)
+  precondition(counted.records >= scan.records.count, "the frame count missed valid records")
   if scan.tail == .zeros {
     precondition(bytes[scan.end...].allSatisfy { $0 == 0 }, "a zero tail holds non-zero bytes")
   }

@@ -157,17 +157,25 @@ extension Spool {
     return SegmentProgress(file: file, cursor: try cursor(of: name))
   }
 
-  /// Entries and bytes pending in segments: the records from each cursor on.
+  /// Entries and bytes pending in segments: the records from each cursor on, counted by
+  /// their frame headers (a quota figure, not a validation).
   func segmentUsage() throws(ContainerError) -> (entries: Int, bytes: Int64) {
     var entries = 0
     var bytes: Int64 = 0
     for name in try segments.entries() where name.hasSuffix(".seg") {
-      guard let progress = try openSegment(name) else { continue }
-      _ = try progress.scanMore()
-      entries += progress.records.count
-      bytes += progress.records.reduce(0) {
-        $0 + Int64($1.length - SpoolSegmentFormat.frameHeaderSize)
+      let file: FileDescriptor
+      do {
+        file = try segments.openFile(name, flags: O_RDONLY)
+      } catch  where error.code == .notFound {
+        continue
       }
+      let start = try cursor(of: name).offset
+      let size = Int64(try file.status().st_size)
+      guard size > start else { continue }
+      let rest = try file.read(count: Int(size - start), at: start)
+      let counted = SpoolSegmentFormat.countFrames(rest, from: 0)
+      entries += counted.records
+      bytes += Int64(counted.bodyBytes)
     }
     return (entries, bytes)
   }

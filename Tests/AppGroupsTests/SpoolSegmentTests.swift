@@ -81,6 +81,15 @@ struct SpoolSegmentFormatTests {
     #expect(scan.records.first?.offset == SpoolSegmentFormat.headerSize)
   }
 
+  @Test func quotaCountsReadFrameHeadersOnly() {
+    let bytes = Self.segment(["a", "b", "c"])
+    let counted = SpoolSegmentFormat.countFrames(bytes, from: SpoolSegmentFormat.headerSize)
+    #expect(counted.records == 3)
+    #expect(counted.bodyBytes == 3 * Self.entry("a").count)
+    let torn = Array(bytes.prefix(SpoolSegmentFormat.headerSize + 20))
+    #expect(SpoolSegmentFormat.countFrames(torn, from: SpoolSegmentFormat.headerSize).records == 0)
+  }
+
   @Test(arguments: [
     ("cut short", 7), ("cut in its body", 30),
   ])

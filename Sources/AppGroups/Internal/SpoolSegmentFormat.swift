@@ -147,8 +147,10 @@ package enum SpoolSegmentFormat {
     return scan
   }
 
-  /// The records from `start` by their frame headers alone, without checking their bodies:
-  /// a cheap count for quotas. Stops where ``scan(_:from:)`` would at the latest.
+  /// The records from `start`, counted by their frame headers alone.
+  ///
+  /// Bodies are not checked: a cheap count for quotas. Stops where ``scan(_:from:)`` would
+  /// at the latest.
   package static func countFrames(_ bytes: [UInt8], from start: Int) -> (
     records: Int, bodyBytes: Int
   ) {

@@ -139,7 +139,7 @@ final class DrainSession: @unchecked Sendable {
   let lock: FileDescriptor
   var summary = DrainSummary()
   /// Where an entry is: a file (or directory) in `new/` or `cur/`, or a segment's record.
-  enum Source {
+  enum Source: Sendable {
     case incoming
     case claimed
     case record(segment: String, index: Int)
@@ -174,8 +174,7 @@ final class DrainSession: @unchecked Sendable {
 }
 
 /// An entry claimed, validated and ready for the handler.
-struct Claim: @unchecked Sendable {
-  // Safety of @unchecked Sendable: `source` holds only a name and an index.
+struct Claim: Sendable {
   var raw: String
   var source: DrainSession.Source
   var entry: SpoolEntry

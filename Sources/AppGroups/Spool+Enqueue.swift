@@ -19,9 +19,9 @@ extension Spool {
   /// throws, nothing is visible to consumers, except a record whose flush failed, which a
   /// consumer may still find and deliver (retry with the same id: it is handed over once).
   ///
-  /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus
-  /// this process's own enqueues since, so producers enqueueing at the same moment can
-  /// overshoot a limit by what they add within that window.
+  /// The quotas are checked against a listing of `new/`, `cur/` and the segments at most
+  /// 100 ms old plus this process's own enqueues since, so producers enqueueing at the same
+  /// moment can overshoot a limit by what they add within that window.
   ///
   /// - Parameters:
   ///   - payload: Opaque bytes, for example an encoded extension item.

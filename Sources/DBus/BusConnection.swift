@@ -436,7 +436,7 @@ public actor BusConnection {
     _ built: OpaquePointer, _ awaited: AwaitedReply, within nanoseconds: Int
   ) -> UInt32? {
     let deadline = MonotonicClock.now + nanoseconds
-    let sent = outgoing.withLock { outgoing -> (serial: UInt32, complete: Bool, arm: Bool)? in
+    let sent = outgoing.withLock { outgoing -> (serial: UInt32, complete: Bool)? in
       // A target is set only once what waited for the connection went out, so nothing
       // sent before is still queued.
       guard let target = outgoing.target, outgoing.queue.isEmpty else { return nil }
@@ -444,13 +444,12 @@ public actor BusConnection {
       guard dbus_connection_send(target.raw, built, &serial) != 0 else { return nil }
       // Registered under the lock the send took, which the loop takes to look a reply
       // up: however fast the reply comes, it finds the call.
-      let arm = replyWaiters.add(awaited, serial: serial, deadline: deadline)
-      return (serial, dbus_connection_has_messages_to_send(target.raw) == 0, arm)
+      replyWaiters.add(awaited, serial: serial, deadline: deadline)
+      return (serial, dbus_connection_has_messages_to_send(target.raw) == 0)
     }
     guard let sent else { return nil }
     dbus_message_unref(built)
     if !sent.complete { loop.wake() }
-    if sent.arm { replyWaiters.armTimer(for: deadline) }
     return sent.serial
   }
 
@@ -691,17 +690,18 @@ final class ReplyWaiters: Sendable {
     timer.source.cancel()
   }
 
-  /// Registers a call; whether the timer must be set for `deadline` (``armTimer(for:)``).
-  func add(_ awaited: AwaitedReply, serial: UInt32, deadline: Int) -> Bool {
+  /// Registers a call, setting the timer for its deadline when that comes first.
+  func add(_ awaited: AwaitedReply, serial: UInt32, deadline: Int) {
     state.withLock { state in
       state.calls[serial] = (awaited, deadline)
-      guard deadline < state.timerDeadline else { return false }
+      guard deadline < state.timerDeadline else { return }
       state.timerDeadline = deadline
-      return true
+      // Under the lock, so that concurrent callers set the timer in deadline order.
+      arm(for: deadline)
     }
   }
 
-  func armTimer(for deadline: Int) {
+  private func arm(for deadline: Int) {
     let delay = max(0, deadline - MonotonicClock.now)
     timer.source.schedule(deadline: .now() + .nanoseconds(delay), leeway: .milliseconds(1))
   }
@@ -722,7 +722,7 @@ final class ReplyWaiters: Sendable {
   /// Ends the calls whose deadline passed and sets the timer for the next one.
   private func expire() {
     let now = MonotonicClock.now
-    let (expired, next) = state.withLock { state -> ([AwaitedReply], Int) in
+    let expired = state.withLock { state -> [AwaitedReply] in
       var expired: [AwaitedReply] = []
       var next = Int.max
       for (serial, entry) in state.calls {
@@ -734,12 +734,12 @@ final class ReplyWaiters: Sendable {
         }
       }
       state.timerDeadline = next
-      return (expired, next)
+      if next != Int.max { arm(for: next) }
+      return expired
     }
     for awaited in expired {
       awaited.complete(.failure(DBusError(.noReply, "no reply arrived in time")))
     }
-    if next != Int.max { armTimer(for: next) }
   }
 }
 

@@ -26,6 +26,7 @@ let fuzzHarnesses: [(name: String, dependencies: [Target.Dependency], hasOptions
   ("PredicateParser", ["ExtensionItems"], false),
   ("SharedArgument", ["ExtensionItems"], false),
   ("SpoolEntryParser", ["AppGroups"], false),
+  ("SpoolSegmentParser", ["AppGroups"], false),
 ]
 
 /// The package's directory, for linker options that need an absolute path.

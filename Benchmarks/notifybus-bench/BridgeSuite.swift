@@ -13,8 +13,9 @@ import SystemSupport
 /// MQTT hop made by two C libmosquitto clients through the same broker in the same run,
 /// and against a local post on B.
 ///
-/// `Benchmarks/profile-bridge` counts the instructions each notifyd spends per bridged post
-/// (callgrind), which load does not move.
+/// `Benchmarks/profile-bridge` counts what each notifyd spends per bridged post, which load
+/// does not move: instructions (callgrind), or with `--syscalls` system calls, wakeups and
+/// CPU time per thread.
 enum BridgeSuite: BenchmarkSuite {
   static let name = "bridge"
   static let hopName: NotifyName = "bench.bridge.hop"

@@ -318,7 +318,7 @@ public enum ShareExtensionTool {
 
   /// The desktop entry `--desktop-entry` prints: of `--rule`'s or `--manifest`'s Info.plist,
   /// running `--exec` (default: this executable) with the same `--rule` or `--manifest`.
-  public static func desktopEntry(from arguments: ParsedArguments) throws -> DesktopEntry {
+  public static func desktopEntry(from arguments: ParsedArguments) throws -> ExtensionDesktopEntry {
     let manifest = try manifest(from: arguments)
     var command = [arguments.value("--exec") ?? currentExecutable()]
     if let path = arguments.value("--manifest") {
@@ -327,7 +327,7 @@ public enum ShareExtensionTool {
       command += ["--rule", arguments.value("--rule") ?? "seed"]
     }
     do {
-      return try DesktopEntry(manifest: manifest, command: command)
+      return try ExtensionDesktopEntry(manifest: manifest, command: command)
     } catch {
       throw CommandLineError.validation("--desktop-entry: \(error)")
     }

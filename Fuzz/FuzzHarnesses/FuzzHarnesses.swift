@@ -15,6 +15,7 @@ import NotifydStateFileFuzz
 import PredicateParserFuzz
 import SharedArgumentFuzz
 import SpoolEntryParserFuzz
+import SpoolSegmentParserFuzz
 
 /// One fuzz harness: it runs one input and traps when an invariant does not hold.
 public typealias FuzzHarness = @Sendable ([UInt8]) -> Void
@@ -36,4 +37,5 @@ public let fuzzHarnesses: [String: FuzzHarness] = [
   "PredicateParser": PredicateParserFuzz.fuzz,
   "SharedArgument": SharedArgumentFuzz.fuzz,
   "SpoolEntryParser": SpoolEntryParserFuzz.fuzz,
+  "SpoolSegmentParser": SpoolSegmentParserFuzz.fuzz,
 ]

@@ -138,18 +138,45 @@ final class DrainSession: @unchecked Sendable {
   // the steps run one after another (each awaited before the next starts).
   let lock: FileDescriptor
   var summary = DrainSummary()
-  var queue: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
+  /// Where an entry is: a file (or directory) in `new/` or `cur/`, or a segment's record.
+  enum Source: Sendable {
+    case incoming
+    case claimed
+    case record(segment: String, index: Int)
+  }
+  typealias Item = (name: SpoolEntryName?, raw: String, source: Source)
+  var queue: [Item] = []
   var attempted: Set<String> = []
+  /// The segments this drain has read, by name.
+  var segments: [String: SegmentProgress] = [:]
   /// Entries handed over whose ids are written to `delivered.keys` but not yet flushed; they
-  /// are removed after the flush (``Spool/settle(_:)``).
-  var unsettled: [String] = []
+  /// are removed (files) or passed (records) after the flush (``Spool/settle(_:)``).
+  var unsettled: [(raw: String, source: Source)] = []
 
-  init(lock: consuming FileDescriptor) { self.lock = lock }
+  /// Whether `cur/` was listed: only a consumer holding `drain.lock` adds to it, so one
+  /// listing per drain finds everything left there.
+  var listedClaimed = false
+  /// The segments this drain has read; the first read hands over what earlier drains left.
+  var visited: Set<String> = []
+  private let spool: Spool
+
+  init(lock: consuming FileDescriptor, spool: Spool, segments: [String: SegmentProgress]) {
+    self.lock = lock
+    self.spool = spool
+    self.segments = segments
+  }
+
+  /// Hands what this drain knows of the segments to the spool's next drain.
+  deinit {
+    let segments = self.segments
+    spool.segmentProgress.withLock { $0 = segments }
+  }
 }
 
 /// An entry claimed, validated and ready for the handler.
 struct Claim: Sendable {
   var raw: String
+  var source: DrainSession.Source
   var entry: SpoolEntry
 }
 
@@ -161,7 +188,7 @@ extension Spool {
         code: .busy, path: lock.path,
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
-    let session = DrainSession(lock: lock)
+    let session = DrainSession(lock: lock, spool: self, segments: try takeSegmentProgress())
     if staleSweepIsDue() { session.summary.staleTemporariesRemoved = try removeStaleTemporaries() }
     try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session
@@ -182,15 +209,20 @@ extension Spool {
     }
   }
 
-  /// Lists `cur/` and `new/` again, keeping what this drain has not tried yet, sorted.
+  /// Lists `cur/`, `new/` and the segments again, keeping what this drain has not tried
+  /// yet, sorted.
   private func refill(_ session: inout DrainSession) throws(ContainerError) {
-    var items: [(name: SpoolEntryName?, raw: String, claimed: Bool)] = []
-    for raw in try claimed.entries() where !session.attempted.contains(raw) {
-      items.append((SpoolEntryName(raw), raw, true))
+    var items: [DrainSession.Item] = []
+    if !session.listedClaimed {
+      session.listedClaimed = true
+      for raw in try claimed.entries() where !session.attempted.contains(raw) {
+        items.append((SpoolEntryName(raw), raw, .claimed))
+      }
     }
     for raw in try incoming.entries() where !session.attempted.contains(raw) {
-      items.append((SpoolEntryName(raw), raw, false))
+      items.append((SpoolEntryName(raw), raw, .incoming))
     }
+    items += try refillSegments(session)
     items.sort { lhs, rhs in
       switch (lhs.name, rhs.name) {
       case (let left?, let right?): return left < right
@@ -213,8 +245,14 @@ extension Spool {
         if session.queue.isEmpty { return nil }
       }
       let item = session.queue.removeLast()
+      if case .record(let segment, let index) = item.source {
+        if let claim = try claimRecord(item.raw, segment: segment, index: index, in: session) {
+          return claim
+        }
+        continue
+      }
       session.attempted.insert(item.raw)
-      if item.claimed {
+      if case .claimed = item.source {
         session.summary.recovered += 1
       } else {
         do {
@@ -226,7 +264,7 @@ extension Spool {
         }
       }
       guard let name = item.name else {
-        setAside(item.raw, reason: "the name is not an entry name", in: &session)
+        setAside(item.raw, from: claimed, reason: "the name is not an entry name", in: session)
         continue
       }
       let alreadyDelivered = delivered.withLock { $0.contains(name.id) }
@@ -236,14 +274,57 @@ extension Spool {
         continue
       }
       do {
-        return Claim(raw: item.raw, entry: try validate(item.raw, name: name))
+        return Claim(
+          raw: item.raw, source: item.source, entry: try validate(item.raw, name: name))
       } catch let failure as SpoolEntryFormat.Failure {
-        setAside(item.raw, reason: failure.reason, in: &session)
+        setAside(item.raw, from: claimed, reason: failure.reason, in: session)
       } catch let error as ContainerError {
         throw error
       } catch {
         fatalError("unexpected error \(error)")
       }
+    }
+  }
+
+  /// Claims a segment's record.
+  ///
+  /// Drops it when its id was delivered, sets it aside when it no longer reads back valid,
+  /// else reads it. Records are not moved: the cursor passes them once their ids are
+  /// flushed.
+  private func claimRecord(
+    _ raw: String, segment: String, index: Int, in session: DrainSession
+  ) throws(ContainerError) -> Claim? {
+    guard let progress = session.segments[segment] else { return nil }
+    let record = progress.records[index]
+    if delivered.withLock({ $0.contains(record.id) }) {
+      progress.records[index].done = true
+      progress.changed = true
+      session.summary.duplicates += 1
+      return nil
+    }
+    do {
+      let entry = try readRecord(record, of: progress)
+      return Claim(raw: raw, source: .record(segment: segment, index: index), entry: entry)
+    } catch let failure as SpoolEntryFormat.Failure {
+      let copy = "\(segment).\(record.offset)"
+      var error = ContainerError(
+        code: .corruptFile, path: corrupt.childPath(copy),
+        message: "Spool record '\(raw)' in '\(path)' is corrupt (\(failure.reason)); its bytes "
+          + "were copied to 'corrupt/' and the other entries were delivered.")
+      do {
+        let bytes = try progress.file.read(count: record.length, at: record.offset)
+        try corrupt.replaceFile(copy, with: bytes)
+      } catch let failure {
+        error.message += " Copying it failed too: \(failure.message)"
+      }
+      progress.records[index].done = true
+      progress.changed = true
+      session.summary.setAside.append(error)
+      return nil
+    } catch let error as ContainerError {
+      throw error
+    } catch {
+      fatalError("unexpected error \(error)")
     }
   }
 
@@ -259,27 +340,41 @@ extension Spool {
     _ = try delivered.withLock { (log) throws(ContainerError) in
       try log.insert([claim.entry.id], flush: false)
     }
-    session.unsettled.append(claim.raw)
+    session.unsettled.append((claim.raw, claim.source))
     session.summary.delivered += 1
     if session.unsettled.count >= Self.settleBatch { try settle(&session) }
   }
 
-  /// Flushes the ids written since the last flush, then removes their entries.
+  /// Flushes the ids written since the last flush, then removes their entries (files) or
+  /// moves the cursors past them (records).
   func settle(_ session: inout DrainSession) throws(ContainerError) {
-    guard !session.unsettled.isEmpty else { return }
-    try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
-    for raw in session.unsettled {
-      // Unlinked directly: a single-file entry (the common kind) costs no status call.
-      do {
-        try claimed.remove(raw)
-      } catch  where error.cause?.errno == EISDIR {
-        try claimed.removeTree(raw)
+    if !session.unsettled.isEmpty {
+      try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
+      for (raw, source) in session.unsettled {
+        switch source {
+        case .record(let segment, let index):
+          session.segments[segment]?.records[index].done = true
+          session.segments[segment]?.changed = true
+        case .incoming, .claimed:
+          // Unlinked directly: a single-file entry costs no status call.
+          do {
+            try claimed.remove(raw)
+          } catch  where error.cause?.errno == EISDIR {
+            try claimed.removeTree(raw)
+          }
+        }
       }
+      session.unsettled = []
     }
-    session.unsettled = []
+    let flushEvery = max(1, limits.deliveredIDCapacity / 2)
+    for (name, progress) in session.segments {
+      try progress.advance(name: name, in: segments, flushEvery: flushEvery)
+    }
   }
 
-  private func setAside(_ raw: String, reason: String, in session: inout DrainSession) {
+  func setAside(
+    _ raw: String, from source: borrowing Directory, reason: String, in session: DrainSession
+  ) {
     var target = raw
     var error = ContainerError(
       code: .corruptFile, path: corrupt.childPath(raw),
@@ -291,7 +386,7 @@ extension Spool {
         attempt += 1
         target = raw + "~\(attempt)"
       }
-      _ = try claimed.rename(raw, to: corrupt, as: target, replace: false)
+      _ = try source.rename(raw, to: corrupt, as: target, replace: false)
       error.path = corrupt.childPath(target)
     } catch let failure {
       error.message += " Moving it failed too: \(failure.message)"
@@ -356,7 +451,7 @@ extension Spool {
       payload: Array(decoded.payload), attachments: attachments)
   }
 
-  private static func date(_ microseconds: Int64) -> Date {
+  static func date(_ microseconds: Int64) -> Date {
     Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
   }
 

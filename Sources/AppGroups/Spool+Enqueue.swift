@@ -10,15 +10,18 @@ import SystemSupport
 extension Spool {
   /// Durably adds an entry to the spool.
   ///
-  /// When this returns, the entry's files and its name in `new/` are on stable storage
-  /// (`fdatasync` of every file, `fsync` of the entry directory when there are attachments
-  /// and of `new/`), and any consumer can claim it. When it throws, nothing is visible to
-  /// consumers. Threads of one process that enqueue at the same time share the `fsync` of
-  /// `new/` (group commit): each returns after one that started after its own rename.
+  /// When this returns, the entry is on stable storage and any consumer can claim it. An
+  /// entry without attachments (at most 256 KiB encoded) is a record appended to this
+  /// instance's segment with one `pwrite` and flushed with one `fdatasync`; threads that
+  /// enqueue at the same time share it (group commit). Other entries are files: every file
+  /// is flushed (`fdatasync`, and `fsync` of the entry directory when there are
+  /// attachments), renamed into `new/`, and `new/` flushed, shared the same way. When it
+  /// throws, nothing is visible to consumers, except a record whose flush failed, which a
+  /// consumer may still find and deliver (retry with the same id: it is handed over once).
   ///
-  /// The quotas are checked against a listing of `new/` and `cur/` at most 100 ms old plus
-  /// this process's own enqueues since, so producers enqueueing at the same moment can
-  /// overshoot a limit by what they add within that window.
+  /// The quotas are checked against a listing of `new/`, `cur/` and the segments at most
+  /// 100 ms old plus this process's own enqueues since, so producers enqueueing at the same
+  /// moment can overshoot a limit by what they add within that window.
   ///
   /// - Parameters:
   ///   - payload: Opaque bytes, for example an encoded extension item.
@@ -26,13 +29,18 @@ extension Spool {
   ///   - id: The idempotency id (1 to 128 letters, digits, `.`, `_`, `-`, not starting with
   ///     `.`). Enqueueing the same id again, for example when retrying after a crash, does
   ///     not make the application see the item twice. A random UUID when `nil`.
+  ///   - whenVisible: Called once the entry is readable by consumers and before it is
+  ///     flushed, for example to ring a doorbell so the consumer's wake-up overlaps the
+  ///     flush. A consumer may then deliver the entry before this call returns; this call
+  ///     still returns only once the entry is durable.
   /// - Returns: The entry's id.
   /// - Throws: ``ContainerError``: ``ContainerError/Code/quotaExceeded`` when the spool is
   ///   full, ``ContainerError/Code/invalidName`` for a bad id or attachment name, or an I/O
   ///   error.
   @discardableResult
   public func enqueue(
-    payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil
+    payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil,
+    whenVisible: () -> Void = {}
   ) throws(ContainerError) -> String {
     let id = id ?? Self.randomID()
     try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
@@ -60,6 +68,18 @@ extension Spool {
           + "(SpoolLimits.maximumEntries = \(limits.maximumEntries)). Drain it first.")
     }
 
+    if attachments.isEmpty {
+      let time = Self.nextEnqueueTime()
+      let bytes = SpoolEntryFormat.encode(
+        enqueueTime: time, id: id, attachments: [], payload: payload)
+      if bytes.count <= SpoolSegmentFormat.maximumSegmentEntry {
+        try checkByteQuota(adding: Int64(bytes.count), to: usage)
+        // One pwrite and one fdatasync (perhaps shared with other threads) in a segment.
+        try segmentWriter.append(SpoolSegmentFormat.frame(bytes), whenWritten: whenVisible)
+        noteEnqueued(bytes: Int64(bytes.count))
+        return id
+      }
+    }
     let time = Self.nextEnqueueTime()
     let scratch = "\(time).\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
     let single = attachments.isEmpty
@@ -79,12 +99,7 @@ extension Spool {
       let bytes = SpoolEntryFormat.encode(
         enqueueTime: time, id: id, attachments: manifest, payload: payload)
       total += Int64(bytes.count)
-      guard usage.bytes + total <= limits.maximumBytes else {
-        throw ContainerError(
-          code: .quotaExceeded, path: incoming.path,
-          message: "Adding \(total) bytes to the spool '\(name)', which holds \(usage.bytes), "
-            + "would exceed its limit (SpoolLimits.maximumBytes = \(limits.maximumBytes)).")
-      }
+      try checkByteQuota(adding: total, to: usage)
       if single {
         // An entry without attachments is one file: tmp/<scratch>.
         let file = try temporary.openFile(scratch, flags: O_WRONLY | O_EXCL, create: true)
@@ -106,6 +121,7 @@ extension Spool {
           message: "The temporary entry '\(temporary.childPath(scratch))' disappeared before "
             + "it was committed; is another process cleaning tmp/ too eagerly?")
       }
+      whenVisible()
       // Group commit: one fsync of new/ that started after the rename, perhaps shared with
       // other threads of this process that committed at the same moment.
       try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }
@@ -114,6 +130,17 @@ extension Spool {
     } catch {
       try? temporary.removeItem(scratch)
       throw error
+    }
+  }
+
+  private func checkByteQuota(adding total: Int64, to usage: UsageSnapshot)
+    throws(ContainerError)
+  {
+    guard usage.bytes + total <= limits.maximumBytes else {
+      throw ContainerError(
+        code: .quotaExceeded, path: incoming.path,
+        message: "Adding \(total) bytes to the spool '\(name)', which holds \(usage.bytes), "
+          + "would exceed its limit (SpoolLimits.maximumBytes = \(limits.maximumBytes)).")
     }
   }
 

@@ -8,21 +8,24 @@ import SystemSupport
   import Musl
 #endif
 
-/// A durable multi-producer queue of opaque items in a group container, in the manner of
-/// Maildir.
+/// A durable multi-producer queue of opaque items in a group container.
 ///
-/// A producer writes an entry into `tmp/` (one file when it has no attachments, else a
-/// directory holding the entry file and the attachment files), flushes the files and the
-/// entry directory to disk, renames the entry into `new/` and fsyncs `new/`. A consumer
-/// claims an entry by renaming it into `cur/`, validates it, hands it to the application,
-/// records its id as delivered, and only then removes it. The on-disk protocol, precise
-/// enough for other languages, is in `Protocol/container.md`.
+/// A producer appends an entry without attachments as one record to a segment file it
+/// holds (`segments/`), written ahead with zeros so that one `pwrite` and one `fdatasync`
+/// (shared by threads enqueueing at once) commit it. An entry with attachments stays files,
+/// in the manner of Maildir: written into `tmp/` (a directory holding the entry file and
+/// the attachment files), flushed, renamed into `new/`, and `new/` flushed. A consumer reads
+/// records from each segment's cursor and claims files by renaming them into `cur/`,
+/// validates each entry, hands it to the application, records its id as delivered, and
+/// only then passes the record or removes the files. The on-disk protocol, precise enough
+/// for other languages, is in `Protocol/container.md`.
 ///
 /// Guarantees:
-/// - **No partial item is ever handed over.** Entries appear in `new/` by an atomic rename
-///   after their bytes are on disk, and every entry is checked against its checksums
-///   before the handler sees it. A damaged entry is moved to `corrupt/` and reported in
-///   ``DrainSummary/setAside``; the drain goes on with the others.
+/// - **No partial item is ever handed over.** Every entry is checked against its checksums
+///   before the handler sees it: a record cut short by a crash ends its segment's records,
+///   and files appear in `new/` by an atomic rename after their bytes are on disk. A damaged
+///   entry is moved to `corrupt/` and reported in ``DrainSummary/setAside``; the drain goes
+///   on with the others.
 /// - **At least once.** An entry leaves the spool only after the handler returned. A
 ///   consumer that dies mid-drain leaves its claimed entries in `cur/`, and the next drain
 ///   hands them over again.
@@ -59,12 +62,17 @@ public final class Spool: Sendable {
   let incoming: Directory
   let claimed: Directory
   let corrupt: Directory
+  /// `segments/`: producers' segment files and the consumer's cursors.
+  let segments: Directory
+  let segmentWriter: SpoolSegmentWriter
   let delivered: Mutex<KeyLog>
   /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
   let incomingSync = GroupSync()
   let usageCache = Mutex<UsageSnapshot?>(nil)
   /// When this instance's drains last swept `tmp/` (``DispatchTime`` nanoseconds).
   let lastStaleSweep = Mutex<UInt64?>(nil)
+  /// What the last drain read of the segments, for the next (``takeSegmentProgress()``).
+  let segmentProgress = Mutex<[String: SegmentProgress]>([:])
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.
   struct UsageSnapshot: Sendable {
@@ -95,6 +103,10 @@ public final class Spool: Sendable {
     self.incoming = try root.privateDirectory("new")
     self.claimed = try root.privateDirectory("cur")
     self.corrupt = try root.privateDirectory("corrupt")
+    let segments = try root.privateDirectory("segments")
+    self.segmentWriter = SpoolSegmentWriter(
+      segments: try segments.reopen(), temporary: try temporary.reopen())
+    self.segments = segments
     self.delivered = Mutex(
       KeyLog(
         directory: try root.reopen(), fileName: "delivered.keys",
@@ -121,6 +133,9 @@ public final class Spool: Sendable {
     }
     try incoming.forEachRawName(count)
     try claimed.forEachRawName(count)
+    let pending = try segmentUsage()
+    snapshot.entries += pending.entries
+    snapshot.bytes += pending.bytes
     return snapshot
   }
 

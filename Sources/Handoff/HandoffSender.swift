@@ -85,6 +85,10 @@ public final class HandoffSender: Sendable {
 
   /// Stores `items` as one share and posts ``notification``.
   ///
+  /// The post is made as soon as the share is readable, before its flush to disk ends, so
+  /// the app drains while the share is flushed; this returns once the share is durable and
+  /// the bus routed the post.
+  ///
   /// Lazy representations are loaded first, each handler once (``ExtensionItem/loaded(_:)``);
   /// if one fails, nothing is stored.
   ///
@@ -101,9 +105,28 @@ public final class HandoffSender: Sendable {
     -> String
   {
     let items = try await Self.loaded(items)
-    // Storing flushes to disk: off the concurrency pool.
-    let id = try await runBlocking { () throws(HandoffError) in try self.store(items, id: id) }
-    try await ring(for: id)
+    // Storing flushes to disk: off the concurrency pool. The doorbell rings as soon as the
+    // share is readable, so the app wakes and drains while the share is being flushed.
+    // The round trip that tells the post was routed overlaps the flush too.
+    let (id, posted, routed) = try await runBlocking { () throws(HandoffError) in
+      var posted: Result<Void, NotifyError> = .success(())
+      var routed: Task<NotifyError?, Never>?
+      let id = try self.store(items, id: id) {
+        posted = Result { () throws(NotifyError) in try self.center.post(self.notification) }
+        guard case .success = posted else { return }
+        let center = self.center
+        routed = Task { () -> NotifyError? in
+          do throws(NotifyError) {
+            try await center.synchronize()
+            return nil
+          } catch {
+            return error
+          }
+        }
+      }
+      return (id, posted, routed)
+    }
+    try await ring(for: id, posted: posted, routed: routed)
     return id
   }
 
@@ -117,6 +140,14 @@ public final class HandoffSender: Sendable {
   ///   ``HandoffError/Code/container``; nothing is stored then.
   @discardableResult
   public func store(_ items: [ExtensionItem], id: String? = nil) throws(HandoffError) -> String {
+    try store(items, id: id, whenVisible: {})
+  }
+
+  /// Stores `items`, calling `whenVisible` once the share is readable by the app and before
+  /// it is flushed (``Spool/enqueue(payload:attachments:id:whenVisible:)``).
+  func store(_ items: [ExtensionItem], id: String?, whenVisible: () -> Void)
+    throws(HandoffError) -> String
+  {
     // Attachments are packed from the representations at hand: a lazy one must be loaded.
     for item in items {
       for provider in item.attachments {
@@ -137,7 +168,8 @@ public final class HandoffSender: Sendable {
         .encoding, "Cannot encode the shared items: \(error)", cause: .codec(error))
     }
     do {
-      return try spool.enqueue(payload: payload, attachments: packed.attachments, id: id)
+      return try spool.enqueue(
+        payload: payload, attachments: packed.attachments, id: id, whenVisible: whenVisible)
     } catch {
       throw HandoffError(
         .container,
@@ -163,11 +195,20 @@ public final class HandoffSender: Sendable {
     try await ring(for: nil)
   }
 
-  private func ring(for id: String?) async throws(HandoffError) {
+  /// Posts (unless `posted` says how a post already went) and waits until the bus routed it
+  /// (or for `routed`, a wait already under way).
+  private func ring(
+    for id: String?, posted: Result<Void, NotifyError>? = nil,
+    routed: Task<NotifyError?, Never>? = nil
+  ) async throws(HandoffError) {
     let stored = id.map { " The share \($0) is stored and will be drained later." } ?? ""
-    do {
-      try center.post(notification)
-      try await center.synchronize()
+    do throws(NotifyError) {
+      if let posted { try posted.get() } else { try center.post(notification) }
+      if let routed {
+        if let failure = await routed.value { throw failure }
+      } else {
+        try await center.synchronize()
+      }
     } catch {
       throw HandoffError(
         .postFailed, "Cannot post '\(notification)': \(error.message).\(stored)",

@@ -7,17 +7,28 @@ import Synchronization
   import Musl
 #endif
 
-/// One MQTT 5 connection through libmosquitto, kept up by a thread of its own.
+/// One MQTT 5 connection through libmosquitto, driven by a loop of its own.
 ///
-/// The thread connects, runs `mosquitto_loop` until the connection ends, waits (the
-/// delay doubling from the configured first to the configured longest) and connects
-/// again, until ``stop()``. libmosquitto's callbacks run on that thread and are passed
-/// to `events`. ``publish(topic:payload:retain:userProperties:)`` and
-/// ``subscribe(_:)`` may be called from any thread (`mosquitto_threaded_set`).
+/// A thread connects, then polls the client's socket (and a pipe that ``stop()`` and
+/// publishers write to) and calls `mosquitto_loop_read`, `mosquitto_loop_write` and
+/// `mosquitto_loop_misc` itself, until the connection ends; it waits (the delay doubling
+/// from the configured first to the configured longest) and connects again, until
+/// ``stop()``.
+///
+/// Every libmosquitto call on the connected client is made with `io` held, whatever the
+/// thread, and libmosquitto runs unthreaded (`mosquitto_threaded_set` off): so
+/// ``publish(topic:payload:retain:userProperties:)``, called on notifyd's D-Bus thread,
+/// writes the PUBLISH to the socket itself, with no wake of another thread (libmosquitto's
+/// threaded mode queues it and wakes its loop through a socket pair, a thread hop per
+/// post); and TLS is still used by one thread at a time. The callbacks, which run inside
+/// those calls, only record what happened; the connection thread hands it to `events`
+/// once `io` is released, so `events` may publish and subscribe.
 final class MosquittoClient: @unchecked Sendable {
-  // Safety of @unchecked Sendable: `handle` is set in init and freed in deinit after the
-  // thread ended; libmosquitto locks its own state in threaded mode; `stopping` and
-  // `thread` are atomics or written before the thread starts.
+  // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
+  // connection thread while `up` is false (connecting, disconnecting), when no other
+  // thread uses it; `up` and `pending` are read and written only with `io` held;
+  // `delivering` and `thread` only by the connection thread (`thread` is written before
+  // it starts); `stopping` and `isConnected` are atomics; the rest is set in init.
 
   /// What libmosquitto reported.
   enum Event {
@@ -56,6 +67,28 @@ final class MosquittoClient: @unchecked Sendable {
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
+  /// Held for every libmosquitto call on the connected client.
+  private let io = Mutex(())
+  /// Whether the socket is connected (the CONNACK may still be on its way).
+  ///
+  /// Other threads use the handle only while it is. With `io` held only.
+  private var up = false
+  /// Whether the broker answered the current connection's CONNECT (accepting or not).
+  ///
+  /// With `io` held only.
+  private var answered = false
+  /// What the callbacks reported, not yet handed to `events`.
+  ///
+  /// With `io` held only.
+  private var pending: [Event] = []
+  /// The batch being handed to `events`, swapped with `pending`.
+  ///
+  /// Connection thread only.
+  private var delivering: [Event] = []
+  /// A non-blocking pipe: a byte written to `wakeWriteDescriptor` wakes the connection
+  /// thread out of `poll`.
+  private let wakeDescriptor: CInt
+  private let wakeWriteDescriptor: CInt
 
   private static let initialized: Bool = {
     mosquitto_lib_init()
@@ -70,14 +103,25 @@ final class MosquittoClient: @unchecked Sendable {
     _ = Self.initialized
     self.settings = settings
     self.events = events
+    var ends: [CInt] = [-1, -1]
+    guard pipe(&ends) == 0 else {
+      throw BridgeError(.client, "cannot make the bridge's wake pipe: \(Self.errnoText())")
+    }
+    for end in ends {
+      _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+    }
     // clean_session false: MQTT 5 "clean start" off, so the broker keeps the session
     // (subscriptions and the QoS 1 posts for it) across a lost connection.
     guard let made = mosquitto_new(settings.clientID, false, nil) else {
+      close(ends[0])
+      close(ends[1])
       throw BridgeError(.client, "libmosquitto could not create a client: \(Self.errnoText())")
     }
     handle = made
+    wakeDescriptor = ends[0]
+    wakeWriteDescriptor = ends[1]
     mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5)
-    mosquitto_threaded_set(handle, true)
     // One small packet per post: Nagle's algorithm would hold each behind the last ACK.
     mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1)
     if let user = settings.user {
@@ -91,6 +135,7 @@ final class MosquittoClient: @unchecked Sendable {
         "the TLS files")
     }
     mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+    // The callbacks run inside a libmosquitto call, with `io` held.
     mosquitto_connect_v5_callback_set(handle) { _, object, reason, flags, _ in
       MosquittoClient.from(object)?.connected(reason: reason, flags: flags)
     }
@@ -102,17 +147,19 @@ final class MosquittoClient: @unchecked Sendable {
       MosquittoClient.from(object)?.received(message.pointee, properties)
     }
     mosquitto_publish_v5_callback_set(handle) { _, object, id, reason, _ in
-      MosquittoClient.from(object)?.events(.published(id: id, reason: reason))
+      MosquittoClient.from(object)?.pending.append(.published(id: id, reason: reason))
     }
     mosquitto_subscribe_v5_callback_set(handle) { _, object, id, count, granted, _ in
       let reasons = (0..<Int(count)).map { granted?[$0] ?? 0x80 }
-      MosquittoClient.from(object)?.events(.subscribed(id: id, reasons: reasons))
+      MosquittoClient.from(object)?.pending.append(.subscribed(id: id, reasons: reasons))
     }
   }
 
   deinit {
     stop()
     mosquitto_destroy(handle)
+    close(wakeDescriptor)
+    close(wakeWriteDescriptor)
   }
 
   private static func from(_ object: UnsafeMutableRawPointer?) -> MosquittoClient? {
@@ -123,6 +170,17 @@ final class MosquittoClient: @unchecked Sendable {
     guard code == MOSQ_ERR_SUCCESS.rawValue else {
       throw BridgeError(.client, "libmosquitto refused \(what): \(Self.describe(code))")
     }
+  }
+
+  /// Runs `body` with `io` held.
+  private func locked<Result: Sendable>(_ body: () -> Result) -> Result {
+    io.withLock { _ in body() }
+  }
+
+  /// Wakes the connection thread out of `poll`.
+  private func wake() {
+    var byte: UInt8 = 0
+    _ = write(wakeWriteDescriptor, &byte, 1)
   }
 
   // MARK: - The connection thread
@@ -144,9 +202,11 @@ final class MosquittoClient: @unchecked Sendable {
   /// Ends the connection and the thread; returns once the thread has ended.
   func stop() {
     guard started, !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    mosquitto_disconnect_v5(handle, 0, nil)
+    wake()
     pthread_join(thread, nil)
   }
+
+  private static let success = MOSQ_ERR_SUCCESS.rawValue
 
   private func run() {
     var delay = settings.reconnectDelay.lowerBound
@@ -155,50 +215,148 @@ final class MosquittoClient: @unchecked Sendable {
       &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), settings.sessionExpiry)
     defer { mosquitto_property_free_all(&properties) }
     while !stopping.load(ordering: .acquiring) {
+      locked { answered = false }
+      // `up` is false: no other thread uses the handle while it connects.
       let code = mosquitto_connect_bind_v5(
         handle, settings.host, settings.port, settings.keepAlive, nil, properties)
-      if code == MOSQ_ERR_SUCCESS.rawValue {
-        var loop = MOSQ_ERR_SUCCESS.rawValue
-        var heard = false
-        while !stopping.load(ordering: .acquiring) && loop == MOSQ_ERR_SUCCESS.rawValue {
-          loop = mosquitto_loop(handle, 1000, 1)
-          if isConnected.load(ordering: .acquiring) { heard = true }
-        }
+      if code == Self.success {
+        locked { up = true }
+        let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
-        if stopping.load(ordering: .acquiring) { break }
-        if isConnected.exchange(false, ordering: .acquiringAndReleasing) {
-          events(.disconnected(text: Self.describe(loop)))
+        let answered = locked { () -> Bool in
+          up = false
+          return self.answered
         }
-        mosquitto_disconnect_v5(handle, 0, nil)
+        let stopped = stopping.load(ordering: .acquiring)
+        // Reported when the connection was accepted and is lost, or when it ended before
+        // any CONNACK (a failed TLS handshake, say); a refusal reported itself.
+        if !stopped
+          && (isConnected.exchange(false, ordering: .acquiringAndReleasing) || !answered)
+        {
+          events(.disconnected(text: Self.describe(ended)))
+        }
+        // A DISCONNECT if the socket still works; its callback reports nothing new.
+        locked {
+          mosquitto_disconnect_v5(handle, 0, nil)
+          pending.removeAll()
+        }
+        if stopped { break }
       } else {
         events(.disconnected(text: Self.describe(code)))
       }
-      // Wait `delay` seconds, in short steps so stop() stays prompt.
-      var waited: UInt32 = 0
-      while waited < delay * 10 && !stopping.load(ordering: .acquiring) {
-        usleep(100_000)
-        waited += 1
-      }
+      waitOrStop(seconds: delay)
       delay = min(delay * 2, settings.reconnectDelay.upperBound)
     }
     isConnected.store(false, ordering: .releasing)
+  }
+
+  /// Waits `seconds`, or until stop(); a wake left in the pipe by a publisher of the
+  /// connection that ended does not cut the wait short.
+  private func waitOrStop(seconds: UInt32) {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    let deadline = Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000 + Int(seconds) * 1000
+    var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
+    while !stopping.load(ordering: .acquiring) {
+      clock_gettime(CLOCK_MONOTONIC, &now)
+      let left = deadline - (Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000)
+      guard left > 0 else { return }
+      descriptor.revents = 0
+      if poll(&descriptor, 1, CInt(left)) > 0 {
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
+      }
+    }
+  }
+
+  /// Drives the connection until it ends or stop(): returns libmosquitto's last code and
+  /// whether the broker accepted the connection.
+  private func serve() -> (code: Int32, heard: Bool) {
+    var heard = false
+    var descriptors = [
+      pollfd(fd: -1, events: 0, revents: 0),
+      pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
+    ]
+    // `io` is taken twice a turn (reading, then writing and keeping alive), each time also
+    // taking what the callbacks reported and what to poll for next: a publisher on
+    // another thread waits for it at most that long.
+    var (socket, wantsWrite) = locked { nextPoll() }
+    while !stopping.load(ordering: .acquiring) {
+      guard socket >= 0 else { return (MOSQ_ERR_CONN_LOST.rawValue, heard) }
+      descriptors[0] = pollfd(
+        fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
+      descriptors[1].revents = 0
+      // At most a second, so that `mosquitto_loop_misc` keeps the connection alive.
+      if poll(&descriptors, 2, 1000) < 0 && errno != EINTR {
+        return (MOSQ_ERR_ERRNO.rawValue, heard)
+      }
+      if descriptors[1].revents != 0 {
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
+      }
+      var code = Self.success
+      if descriptors[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+        code = locked {
+          // What libmosquitto answers while reading (a PUBACK) waits for the write below:
+          // the messages read reach the bus first.
+          mosquitto_threaded_set(handle, true)
+          let read = mosquitto_loop_read(handle, 1)
+          mosquitto_threaded_set(handle, false)
+          if read != Self.success { up = false }
+          swap(&pending, &delivering)
+          return read
+        }
+        deliver()
+      }
+      if code == Self.success {
+        (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
+          var result = Self.success
+          if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
+          if result == Self.success { result = mosquitto_loop_misc(handle) }
+          if result != Self.success { up = false }
+          swap(&pending, &delivering)
+          let (socket, wantsWrite) = nextPoll()
+          return (result, socket, wantsWrite)
+        }
+        // What `events` publishes now and cannot finish wakes the poll.
+        deliver()
+      }
+      if isConnected.load(ordering: .acquiring) { heard = true }
+      if code != Self.success { return (code, heard) }
+    }
+    return (Self.success, heard)
+  }
+
+  /// The socket to poll and whether to poll it for writing; with `io` held.
+  private func nextPoll() -> (CInt, Bool) {
+    let socket = mosquitto_socket(handle)
+    if socket < 0 { up = false }
+    return (socket, mosquitto_want_write(handle))
+  }
+
+  /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released.
+  private func deliver() {
+    for event in delivering { events(event) }
+    delivering.removeAll(keepingCapacity: true)
   }
 
   /// Whether the broker accepted the current connection.
   let isConnected = Atomic<Bool>(false)
 
   private func connected(reason: Int32, flags: Int32) {
+    answered = true
     if reason == 0 {
       isConnected.store(true, ordering: .releasing)
-      events(.connected(sessionPresent: flags & 1 != 0))
+      pending.append(.connected(sessionPresent: flags & 1 != 0))
     } else {
-      events(.refused(reason: reason, text: Self.reasonText(reason)))
+      pending.append(.refused(reason: reason, text: Self.reasonText(reason)))
     }
   }
 
   private func disconnected(reason: Int32) {
     guard isConnected.exchange(false, ordering: .acquiringAndReleasing) else { return }
-    events(.disconnected(text: reason == 0 ? "the connection ended" : Self.describe(reason)))
+    pending.append(
+      .disconnected(text: reason == 0 ? "the connection ended" : Self.describe(reason)))
   }
 
   private func received(_ message: mosquitto_message, _ properties: OpaquePointer?) {
@@ -229,13 +387,14 @@ final class MosquittoClient: @unchecked Sendable {
       skipFirst = true
       if pairs.count > 64 { break }
     }
-    events(.message(topic: topic, payload: payload, userProperties: pairs))
+    pending.append(.message(topic: topic, payload: payload, userProperties: pairs))
   }
 
   // MARK: - Sending
 
-  /// Publishes at QoS 1; returns the message id, or `nil` when not connected (or
-  /// libmosquitto refused, `error` then says why).
+  /// Publishes at QoS 1, writing the packet to the socket on the calling thread; returns
+  /// the message id, or a failure when not connected (or libmosquitto refused, the error
+  /// says why).
   func publish(
     topic: String, payload: [UInt8], retain: Bool, userProperties: [(String, String)]
   ) -> Result<Int32, BridgeError> {
@@ -245,12 +404,21 @@ final class MosquittoClient: @unchecked Sendable {
       mosquitto_property_add_string_pair(
         &properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), name, value)
     }
-    var id: Int32 = 0
-    let code = payload.withUnsafeBytes { bytes in
-      mosquitto_publish_v5(
-        handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, properties)
+    let property = properties
+    let (code, id, unfinished) = locked { () -> (Int32, Int32, Bool) in
+      guard up else { return (MOSQ_ERR_NO_CONN.rawValue, 0, false) }
+      var id: Int32 = 0
+      let reported = pending.count
+      let code = payload.withUnsafeBytes { bytes in
+        mosquitto_publish_v5(
+          handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
+      }
+      // A packet the socket did not take whole, or what the call reported, is the
+      // connection thread's to finish.
+      return (code, id, mosquitto_want_write(handle) || pending.count > reported)
     }
-    guard code == MOSQ_ERR_SUCCESS.rawValue else {
+    if unfinished { wake() }
+    guard code == Self.success else {
       return .failure(BridgeError(.client, Self.describe(code)))
     }
     return .success(id)
@@ -258,14 +426,20 @@ final class MosquittoClient: @unchecked Sendable {
 
   /// Subscribes to each filter at QoS 1 with MQTT 5's no-local option; returns the ids.
   func subscribe(_ filters: [String]) -> [Int32: String] {
-    var ids: [Int32: String] = [:]
-    for filter in filters {
-      var id: Int32 = 0
-      let options = Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue)
-      if mosquitto_subscribe_v5(handle, &id, filter, 1, options, nil) == MOSQ_ERR_SUCCESS.rawValue {
-        ids[id] = filter
+    let (ids, unfinished) = locked { () -> ([Int32: String], Bool) in
+      var ids: [Int32: String] = [:]
+      guard up else { return (ids, false) }
+      let reported = pending.count
+      for filter in filters {
+        var id: Int32 = 0
+        let options = Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue)
+        if mosquitto_subscribe_v5(handle, &id, filter, 1, options, nil) == Self.success {
+          ids[id] = filter
+        }
       }
+      return (ids, mosquitto_want_write(handle) || pending.count > reported)
     }
+    if unfinished { wake() }
     return ids
   }
 

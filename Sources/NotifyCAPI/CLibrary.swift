@@ -1,3 +1,4 @@
+import DBus
 import Dispatch
 import Notify
 import Synchronization
@@ -8,9 +9,17 @@ import Synchronization
   import Musl
 #endif
 
-/// The process's notify state behind the C functions of `notify.h`: one ``NotifyCenter``,
-/// connected on first use to the automatic bus (`NOTIFYBUS_BUS_ADDRESS`, the session bus,
-/// else the embedded bus), and the few facts about tokens the C interface needs beyond it.
+/// The process's notify state behind the C functions of `notify.h`: the ``NotifyCenter``s
+/// that do the work, connected on first use to the automatic bus (`NOTIFYBUS_BUS_ADDRESS`,
+/// the session bus, else the embedded bus), and the few facts about tokens the C interface
+/// needs beyond them.
+///
+/// Posts go out on a connection of their own, apart from the one that registrations and
+/// state use: a thread posting at full speed then never waits for libdbus's lock on the
+/// connection whose thread is reading that process's deliveries (measured with one
+/// connection: 2.6 futex calls per post, posts/s as low as 0.57x libdbus's). Each is
+/// made when first needed, the second to the address the first one reached; when that
+/// fails (the bus is lost), the first one takes both roles.
 ///
 /// Every function may be called from any thread. The functions that must wait (the first
 /// connection, a registration, state) block the calling thread until a task on the Swift
@@ -18,42 +27,99 @@ import Synchronization
 final class CLibrary: Sendable {
   static let shared = CLibrary()
 
-  private let current = Mutex<NotifyCenter?>(nil)
-  /// Serializes connection attempts, so concurrent first calls make one connection.
-  private let connecting = Mutex<Void>(())
-  /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
-  let plainTokens = Mutex<Set<Int32>>([])
+  /// What a center is used for.
+  enum Role {
+    /// Registrations, their tokens, state and the private interface.
+    case registering
+    /// `notify_post`.
+    case posting
+  }
 
-  /// The center, connecting when there is none yet.
-  ///
-  /// - Returns: The center, or the status to return: `NOTIFY_STATUS_OPT_DISABLE` when
-  ///   disabled or in a `fork()` child of a process that used notify,
-  ///   `NOTIFY_STATUS_SERVER_NOT_FOUND` when no bus answers (the next call tries again).
-  func center() -> Result<NotifyCenter, CStatus> {
-    if NotifyProcess.isDisabled { return .failure(.optionDisabled) }
-    if let existing = current.withLock({ $0 }) {
-      return existing.isInherited ? .failure(.optionDisabled) : .success(existing)
-    }
-    return connecting.withLock { _ -> Result<NotifyCenter, CStatus> in
-      if let existing = current.withLock({ $0 }) { return .success(existing) }
-      switch waitFor({ () async throws(NotifyError) -> NotifyCenter in
-        try await NotifyCenter.connect()
-      }) {
-      case .success(let center):
-        current.withLock { $0 = center }
-        return .success(center)
-      case .failure(let error):
-        return .failure(CStatus(error))
+  private struct Centers {
+    var registering: NotifyCenter?
+    var posting: NotifyCenter?
+
+    subscript(role: Role) -> NotifyCenter? {
+      get { role == .registering ? registering : posting }
+      set {
+        if role == .registering { registering = newValue } else { posting = newValue }
       }
     }
   }
 
-  /// The center, if one was made; token functions never connect, since a token can only
-  /// come from a center.
+  private let centers = Mutex(Centers())
+  /// Serializes connection attempts, so concurrent first calls make one connection.
+  private let connecting = Mutex<Void>(())
+  /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
+  let plainTokens = Mutex<Set<Int32>>([])
+  /// The forwarders of live dispatch registrations, which `notify_cancel` ends.
+  let dispatchHandlers = Mutex<[Int32: DispatchHandler]>([:])
+
+  /// Lets `notify_cancel` end `handler`, the forwarder of the dispatch registration
+  /// `token`; when the token was cancelled already (by its block, before registering
+  /// returned), ends it now.
+  func adopt(_ handler: DispatchHandler, token: NotifyToken, center: NotifyCenter) {
+    dispatchHandlers.withLock { handlers in
+      if center.isValid(token) {
+        handlers[token.rawValue] = handler
+        handler.markRegistered()
+      } else {
+        handler.cancel()
+      }
+    }
+  }
+
+  /// Ends the forwarder of a dispatch registration once its token is cancelled.
+  func cancelDispatch(_ token: Int32) {
+    dispatchHandlers.withLock { $0.removeValue(forKey: token) }?.cancel()
+  }
+
+  /// The center for `role`, connecting when there is none yet.
+  ///
+  /// - Returns: The center, or the status to return: `NOTIFY_STATUS_OPT_DISABLE` when
+  ///   disabled or in a `fork()` child of a process that used notify,
+  ///   `NOTIFY_STATUS_SERVER_NOT_FOUND` when no bus answers (the next call tries again).
+  func center(_ role: Role = .registering) -> Result<NotifyCenter, CStatus> {
+    if NotifyProcess.isDisabled { return .failure(.optionDisabled) }
+    let (existing, inherited) = centers.withLock { centers in
+      (centers[role], (centers.registering ?? centers.posting)?.isInherited == true)
+    }
+    // A fork() child of a process that used notify is disabled, whatever it calls.
+    if inherited { return .failure(.optionDisabled) }
+    if let existing { return .success(existing) }
+    return connecting.withLock { _ -> Result<NotifyCenter, CStatus> in
+      let (existing, first) = centers.withLock { ($0[role], $0.registering ?? $0.posting) }
+      if let existing { return .success(existing) }
+      switch waitFor({ () async throws(NotifyError) -> NotifyCenter in
+        // The second center goes where the first one went.
+        if let first, let address = await first.connection.address {
+          return try await NotifyCenter.connect(to: .address(address), mediated: first.isMediated)
+        }
+        return try await NotifyCenter.connect()
+      }) {
+      case .success(let center):
+        centers.withLock { $0[role] = center }
+        return .success(center)
+      case .failure(let error):
+        // With the bus lost, the first center (reconnecting) serves both roles from now
+        // on, so that what is sent meanwhile keeps one connection's order.
+        guard let first else { return .failure(CStatus(error)) }
+        centers.withLock { $0[role] = first }
+        return .success(first)
+      }
+    }
+  }
+
+  /// The registering center, if one was made; token functions never connect, since a
+  /// token can only come from it.
   func existingCenter() -> Result<NotifyCenter, CStatus> {
     if NotifyProcess.isDisabled { return .failure(.optionDisabled) }
-    guard let existing = current.withLock({ $0 }) else { return .failure(.invalidToken) }
-    return existing.isInherited ? .failure(.optionDisabled) : .success(existing)
+    let (existing, inherited) = centers.withLock { centers in
+      (centers.registering, (centers.registering ?? centers.posting)?.isInherited == true)
+    }
+    if inherited { return .failure(.optionDisabled) }
+    guard let existing else { return .failure(.invalidToken) }
+    return .success(existing)
   }
 }
 
@@ -127,9 +193,45 @@ func notifyName(_ pointer: UnsafePointer<CChar>?) -> Result<NotifyName, CStatus>
   let length = strnlen(pointer, NotifyName.maximumLength + 1)
   guard length <= NotifyName.maximumLength else { return .failure(.invalidName) }
   let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length)
+  if let known = recentNames.withLock({ $0.name(matching: bytes) }) { return .success(known) }
   guard let text = String(validating: bytes, as: UTF8.self), let name = try? NotifyName(text)
   else { return .failure(.invalidName) }
+  recentNames.withLock { $0.remember(name) }
   return .success(name)
+}
+
+/// The names the C functions were given last.
+private let recentNames = Mutex(RecentNames())
+
+/// The last few valid names read from C, so that a name given again (a program posts the
+/// same few names over and over) costs one byte comparison instead of a UTF-8 validation,
+/// a new string and the name's checks, and every post of it shares one string.
+struct RecentNames: ~Copyable {
+  static let capacity = 8
+  private var names: [NotifyName] = []
+  /// Where the next new name goes once full: the oldest one.
+  private var next = 0
+
+  /// The remembered name whose UTF-8 is `bytes`.
+  func name(matching bytes: UnsafeRawBufferPointer) -> NotifyName? {
+    for name in names {
+      let equal = name.rawValue.utf8.withContiguousStorageIfAvailable { stored in
+        stored.count == bytes.count
+          && (bytes.isEmpty || memcmp(stored.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+      }
+      if equal == true { return name }
+    }
+    return nil
+  }
+
+  mutating func remember(_ name: NotifyName) {
+    if names.count < Self.capacity {
+      names.append(name)
+    } else {
+      names[next] = name
+      next = (next + 1) % Self.capacity
+    }
+  }
 }
 
 /// Stores a new token through `out`, or `NOTIFY_TOKEN_INVALID` when registration failed.

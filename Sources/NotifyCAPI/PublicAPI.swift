@@ -13,7 +13,7 @@ import Synchronization
 public func notifyPost(_ name: UnsafePointer<CChar>?) -> UInt32 {
   let library = CLibrary.shared
   return notifyName(name).flatMap { name in
-    library.center().flatMap { center in
+    library.center(.posting).flatMap { center in
       Result { () throws(NotifyError) in try center.post(name) }.mapError(CStatus.init)
     }
   }.status
@@ -63,12 +63,11 @@ public func notifyRegisterDispatch(
   }
   let forwarder = DispatchHandler(queue: queue, block: handler)
   return register(name, outToken) { center, name async throws(NotifyError) in
-    // Called on the connection's thread; the block runs on the caller's queue.
-    try await center.register(
-      name,
-      immediate: { [weak center] token in
-        if let center { forwarder.forward(token, center: center) }
-      })
+    forwarder.attach(to: center)
+    // Called where the post is recorded; the block runs on the caller's queue.
+    let token = try await center.register(name, immediate: { forwarder.forward($0) })
+    CLibrary.shared.adopt(forwarder, token: token, center: center)
+    return token
   }
 }
 
@@ -138,7 +137,11 @@ public func notifyCancel(_ token: Int32) -> UInt32 {
     try center.cancel(token)
     center.stopMonitoringFile(for: token)
   }
-  CLibrary.shared.plainTokens.withLock { _ = $0.remove(token) }
+  // A refused cancel (disabled, or a fork() child) leaves the registration as it was.
+  if case .success = result {
+    CLibrary.shared.cancelDispatch(token)
+    CLibrary.shared.plainTokens.withLock { _ = $0.remove(token) }
+  }
   return result.status
 }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// A notification name, such as `group.example.saved`.
 ///
 /// Names are UTF-8, not empty, at most 511 bytes (Darwin's 512 including the NUL) and
@@ -76,11 +82,27 @@ public struct NotifyName: Hashable, Sendable, Comparable, CustomStringConvertibl
     lhs.rawValue.utf8.lexicographicallyPrecedes(rhs.rawValue.utf8)
   }
 
+  /// Byte equality (not `String`'s Unicode equivalence): one comparison of the stored
+  /// UTF-8 where the strings are native, as names made from text always are.
   public static func == (lhs: NotifyName, rhs: NotifyName) -> Bool {
-    lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
+    let fast = lhs.rawValue.utf8.withContiguousStorageIfAvailable { left in
+      rhs.rawValue.utf8.withContiguousStorageIfAvailable { right in
+        left.count == right.count
+          && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+      }
+    }
+    return (fast ?? nil) ?? lhs.rawValue.utf8.elementsEqual(rhs.rawValue.utf8)
   }
 
+  /// The UTF-8 bytes and their count, hashed in one call where they are stored
+  /// contiguously.
   public func hash(into hasher: inout Hasher) {
-    for byte in rawValue.utf8 { hasher.combine(byte) }
+    hasher.combine(rawValue.utf8.count)
+    let hashed: Void? = rawValue.utf8.withContiguousStorageIfAvailable { bytes in
+      hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+    }
+    if hashed == nil {
+      Array(rawValue.utf8).withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
   }
 }

@@ -212,6 +212,52 @@ package struct FileDescriptor<Failure: FileSystemFailure>: ~Copyable, Sendable {
     }
   }
 
+  /// Writes all of `bytes` at `offset`, continuing after short writes, without moving the
+  /// file offset.
+  ///
+  /// The C function is `pwrite`.
+  package func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(Failure) {
+    var done = 0
+    while done < bytes.count {
+      done += try call("pwrite", doing: "write") {
+        pwrite($0, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+      }
+    }
+  }
+
+  /// Writes all of `bytes` at `offset` (see ``writeAll(_:at:)-(UnsafeRawBufferPointer,_)``).
+  package func writeAll(_ bytes: [UInt8], at offset: Int64) throws(Failure) {
+    try bytes.withUnsafeBytes { buffer in
+      Result { () throws(Failure) in try writeAll(buffer, at: offset) }
+    }.get()
+  }
+
+  /// Reads up to `count` bytes at `offset` without moving the file offset, continuing
+  /// after short reads until `count` bytes or the end of the file.
+  ///
+  /// The C function is `pread`.
+  ///
+  /// - Returns: The bytes read; fewer than `count` only at the end of the file.
+  package func read(count: Int, at offset: Int64) throws(Failure) -> [UInt8] {
+    guard count > 0 else { return [] }
+    var bytes = [UInt8](repeating: 0, count: count)
+    let filled = try bytes.withUnsafeMutableBytes { buffer in
+      Result { () throws(Failure) -> Int in
+        var filled = 0
+        while filled < count {
+          let got = try call("pread", doing: "read") {
+            pread($0, buffer.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled))
+          }
+          if got == 0 { break }
+          filled += got
+        }
+        return filled
+      }
+    }.get()
+    bytes.removeLast(count - filled)
+    return bytes
+  }
+
   /// Moves the file offset.
   ///
   /// The corresponding C function is `lseek`.

@@ -13,13 +13,15 @@ import Testing
 /// What a machine crash would take away cannot be tested by crashing the machine; what can be
 /// tested is the order the argument in `Protocol/container.md` §4.4 rests on. Four threads of
 /// one producer process enqueue at once under `strace -f`, and for every enqueue that
-/// returned (its id is in the committed log), the trace must show, in this order:
-/// the `fdatasync` of its `tmp/` file, its `rename` into `new/`, then an `fsync` of `new/`
-/// that started after the rename returned and ended before the id was logged.
+/// returned (its id is in the committed log), the trace must show, before the id was logged:
+/// the `pwrite` of its record into its segment, then an `fdatasync` of that segment that
+/// started after the `pwrite` ended; and for the segment, the `fdatasync` of its zeros in
+/// `tmp/`, its `rename` into `segments/`, then an `fsync` of `segments/` that started after
+/// the rename.
 @Suite(.serialized)
 struct SpoolDurabilityTests {
   @Test(.timeLimit(.minutes(3)))
-  func everyReturnedEnqueueFlushedItsFileThenItsNameInNewBeforeReturning() throws {
+  func everyReturnedEnqueueFlushedItsRecordAndItsSegmentsNameBeforeReturning() throws {
     let strace = "/usr/bin/strace"
     #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
     guard access(strace, X_OK) == 0 else { return }
@@ -33,36 +35,63 @@ struct SpoolDurabilityTests {
     let process = try Subprocess.spawn(
       strace,
       arguments: [
-        "-f", "-qq", "-y", "-o", trace, "-e", "trace=fdatasync,fsync,renameat2,write",
+        "-f", "-qq", "-y", "-s", "64", "-o", trace, "-e",
+        "trace=fdatasync,fsync,renameat2,write,pwrite64",
         Products.path("appgroups-stress"), "produce-threads", "group.com.example.tests", "0",
         String(threads), String(perThread), committed,
       ],
       environment: environment, captureOutput: false)
     #expect(process.wait(milliseconds: 150_000).map { $0 == .exited(0) } ?? false)
 
+    // Where each record is: the producer's segments are still there (nobody drained).
+    let segments = temporary.groups + "/group.com.example.tests/spool/default/segments"
+    var records: [String: (segment: String, offset: Int)] = [:]
+    for name in try FileManager.default.contentsOfDirectory(atPath: segments)
+    where name.hasSuffix(".seg") {
+      let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: segments + "/" + name)))
+      for record in SpoolSegmentFormat.scan(bytes, from: SpoolSegmentFormat.headerSize).records {
+        records[record.id] = (name, record.offset)
+      }
+    }
     let ids = lines(of: committed)
     #expect(ids.count == threads * perThread)
     let events = try StraceEvents(String(contentsOfFile: trace, encoding: .utf8))
     var checked = 0
     for id in ids {
-      guard let rename = events.renames[id] else {
-        Issue.record("no rename into new/ for \(id) among \(events.renames.count)")
+      guard let (segment, offset) = records[id] else {
+        Issue.record("\(id) is in no segment")
         continue
       }
-      guard let flushed = events.dataSyncEnds[rename.scratch], flushed < rename.end else {
-        Issue.record("\(id): its tmp/ file was not flushed before its rename")
+      guard let written = events.recordWrites["\(segment)@\(offset)"],
+        let logged = events.logWrites[id]
+      else {
+        Issue.record("\(id): no pwrite of its record, or no committed-log write")
         continue
       }
-      guard let logged = events.logWrites[id] else {
-        Issue.record("no committed-log write for \(id)")
+      let flushed = events.dataSyncs[segments + "/" + segment, default: []].contains {
+        $0.start > written && $0.end < logged
+      }
+      #expect(
+        flushed, "\(id): no fdatasync of its segment began after its pwrite and ended before return"
+      )
+      guard let renamed = events.segmentRenames[segment],
+        let prepared = events.dataSyncs.first(where: { $0.key.hasSuffix("/tmp/" + segment) })?
+          .value,
+        prepared.contains(where: { $0.end < renamed })
+      else {
+        Issue.record("\(id): its segment was not flushed in tmp/ and renamed into segments/")
         continue
       }
-      let covering = events.incomingSyncs.contains { $0.start > rename.end && $0.end < logged }
-      #expect(covering, "\(id): no fsync of new/ began after its rename and ended before return")
+      let named = events.segmentsSyncs.contains { $0.start > renamed && $0.end < logged }
+      #expect(
+        named,
+        "\(id): no fsync of segments/ began after its segment's rename and ended before return")
       checked += 1
     }
     #expect(checked == threads * perThread)
-    #expect(events.incomingSyncs.count <= ids.count)
+    // One flush per enqueue at most: fewer when threads share one.
+    let recordSyncs = events.dataSyncs.filter { $0.key.hasPrefix(segments) }.values.map(\.count)
+    #expect(recordSyncs.reduce(0, +) <= ids.count)
   }
 }
 
@@ -71,19 +100,19 @@ struct SpoolDurabilityTests {
 /// A call another thread interrupted is printed as `… <unfinished ...>` when it starts and
 /// `<... name resumed> …` when it ends; a call printed whole started and ended at its line.
 private struct StraceEvents {
-  struct Rename {
-    var scratch: String
-    var end: Int
-  }
   struct Interval {
     var start: Int
     var end: Int
   }
 
-  var renames: [String: Rename] = [:]
-  var dataSyncEnds: [String: Int] = [:]
+  /// `pwrite64` into a segment, by `<segment>@<offset>`: the line it ended.
+  var recordWrites: [String: Int] = [:]
+  /// `fdatasync` by path.
+  var dataSyncs: [String: [Interval]] = [:]
+  /// Renames into `segments/`, by name: the line it ended.
+  var segmentRenames: [String: Int] = [:]
+  var segmentsSyncs: [Interval] = []
   var logWrites: [String: Int] = [:]
-  var incomingSyncs: [Interval] = []
 
   init(_ text: String) throws {
     // Calls started but not yet ended, by thread: (name, first line's text, start line).
@@ -111,20 +140,23 @@ private struct StraceEvents {
   }
 
   private mutating func record(_ call: String, start: Int, end: Int) {
-    guard call.hasSuffix("= 0") || call.contains("write(") else { return }
-    if call.hasPrefix("fdatasync("), let path = Self.path(in: call),
-      path.contains("/spool/default/tmp/")
+    if call.hasPrefix("fdatasync("), call.hasSuffix("= 0"), let path = Self.path(in: call) {
+      dataSyncs[path, default: []].append(Interval(start: start, end: end))
+    } else if call.hasPrefix("fsync("), call.hasSuffix("= 0"), let path = Self.path(in: call),
+      path.hasSuffix("/segments")
     {
-      dataSyncEnds[String(path.split(separator: "/").last!)] = end
-    } else if call.hasPrefix("fsync("), let path = Self.path(in: call), path.hasSuffix("/new") {
-      incomingSyncs.append(Interval(start: start, end: end))
-    } else if call.hasPrefix("renameat2("), call.contains("/new>") {
+      segmentsSyncs.append(Interval(start: start, end: end))
+    } else if call.hasPrefix("renameat2("), call.hasSuffix("= 0"), call.contains("/segments>") {
       let quoted = call.split(separator: "\"")
       guard quoted.count >= 4 else { return }
-      let scratch = String(quoted[1])
-      let final = String(quoted[3])
-      guard let id = final.split(separator: ".", maxSplits: 2).last else { return }
-      renames[String(id)] = Rename(scratch: scratch, end: end)
+      segmentRenames[String(quoted[3])] = end
+    } else if call.hasPrefix("pwrite64("), let path = Self.path(in: call),
+      path.hasSuffix(".seg"), let comma = call.lastIndex(of: ","),
+      let close = call.lastIndex(of: ")")
+    {
+      let offset = call[call.index(after: comma)..<close].trimmingCharacters(in: .whitespaces)
+      let name = String(path.split(separator: "/").last!)
+      recordWrites["\(name)@\(offset)"] = end
     } else if call.hasPrefix("write("), let path = Self.path(in: call), path.hasSuffix("/committed")
     {
       let quoted = call.split(separator: "\"")

@@ -65,26 +65,35 @@ struct SpoolTests {
     #expect(second.summary.duplicates == 1)
   }
 
-  @Test func keepsAnEntryWhoseHandlerFailed() throws {
+  /// Both kinds: a record in a segment, and an entry with an attachment (a directory that a
+  /// drain claims into `cur/`, so the retry counts it as recovered).
+  @Test(arguments: [false, true])
+  func keepsAnEntryWhoseHandlerFailed(asFiles: Bool) throws {
     struct HandlerFailure: Error {}
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())
-    try spool.enqueue(payload: [1], id: "a")
-    try spool.enqueue(payload: [2], id: "b")
+    let attachments: [SpoolAttachment] = asFiles ? [.data(Data([1]), name: "x")] : []
+    try spool.enqueue(payload: [1], attachments: attachments, id: "a")
+    try spool.enqueue(payload: [2], attachments: attachments, id: "b")
+    try spool.enqueue(payload: [3], attachments: attachments, id: "c")
     #expect(throws: HandlerFailure.self) {
       try spool.drain { entry in if entry.id == "b" { throw HandlerFailure() } }
     }
-    #expect(try spool.pendingCount() == 1)
+    #expect(try spool.pendingCount() == 2)
     let retry = try drainAll(spool)
-    #expect(retry.ids == ["b"])
-    #expect(retry.summary.recovered == 1)
+    #expect(retry.ids == ["b", "c"])
+    #expect(retry.summary.recovered == (asFiles ? 1 : 0))
   }
 
   @Test func writesEachIdAsItsHandlerReturnsAndRemovesEntriesAfterTheSharedFlush() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())
     let ids = (0..<100).map { String(format: "e%03d", $0) }
-    for id in ids { try spool.enqueue(payload: Array(id.utf8), id: id) }
+    // Files in new/ (the layout before segments), which a drain claims into cur/.
+    let base = Spool.nextEnqueueTime()
+    for (index, id) in ids.enumerated() {
+      try writeLegacyEntry(spool, id: id, time: base + Int64(index), payload: Array(id.utf8))
+    }
     let log = spool.path + "/delivered.keys"
     func claimed() throws -> Set<String> {
       Set(
@@ -116,8 +125,9 @@ struct SpoolTests {
   @Test func recoversEntriesClaimedByACrashedConsumer() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())
-    try spool.enqueue(payload: [1], id: "claimed")
-    try spool.enqueue(payload: [2], id: "fresh")
+    let base = Spool.nextEnqueueTime()
+    try writeLegacyEntry(spool, id: "claimed", time: base, payload: [1])
+    try writeLegacyEntry(spool, id: "fresh", time: base + 1, payload: [2])
     // What a consumer killed inside its handler leaves behind: the entry in cur/.
     let name = try #require(
       try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").sorted().first)
@@ -185,7 +195,9 @@ struct SpoolTests {
     #expect(
       FileManager.default.createFile(atPath: try new + entry("stray") + "/extra", contents: nil))
     #expect(mkdir(new + "garbage-name", 0o700) == 0)
-    try spool.enqueue(payload: [UInt8](repeating: 2, count: 100), id: "single")
+    try writeLegacyEntry(
+      spool, id: "single", time: Spool.nextEnqueueTime(),
+      payload: [UInt8](repeating: 2, count: 100))
     let single = try new + entry("single")
     var singleBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: single)))
     singleBytes[70] ^= 0x01
@@ -282,12 +294,15 @@ struct SpoolTests {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())
     try spool.enqueue(payload: [1], id: "0-single")
-    let single = try #require(
-      try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").first)
-    #expect(mode(of: spool.path + "/new/" + single) == 0o600)
+    let segments = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
+    #expect(segments.count == 1)
+    for segment in segments { #expect(mode(of: spool.path + "/segments/" + segment) == 0o600) }
     try spool.drain { _ in }
+    for file in try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments") {
+      #expect(mode(of: spool.path + "/segments/" + file) == 0o600, "\(file)")
+    }
     try spool.enqueue(payload: [1], attachments: [.data(Data([2]), name: "a")], id: "m")
-    for directory in ["", "/tmp", "/new", "/cur", "/corrupt"] {
+    for directory in ["", "/tmp", "/new", "/cur", "/corrupt", "/segments"] {
       #expect(mode(of: spool.path + directory) == 0o700, "\(directory)")
     }
     let name = try #require(

@@ -75,10 +75,15 @@ package final class PrivateBus: Sendable {
     unlink(directory + "/bus")
     unlink(directory + "/bus.pid")
     try daemon.withLock { slot throws in
+      // What the bus starts by activation (notifyd above all) inherits the daemon's
+      // environment: its state and log go into this bus's directory, never the real
+      // user's `~/.local/state`. A test may still set its own (`updateActivationEnvironment`).
+      var environment = Environment.all
+      environment["XDG_STATE_HOME"] = directory + "/state"
       let process = try Subprocess.spawn(
         "dbus-daemon",
         arguments: ["--config-file=" + configuration, "--nofork", "--print-address=1"],
-        errorFile: directory + "/bus.log")
+        environment: environment, errorFile: directory + "/bus.log")
       guard process.readLine(milliseconds: 10_000) != nil else {
         process.kill()
         process.wait()

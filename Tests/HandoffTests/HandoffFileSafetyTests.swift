@@ -25,13 +25,16 @@ struct HandoffFileSafetyTests {
     let fixture = try HandoffFixture()
     let container = try fixture.container()
     let spool = try Spool(container: container, name: HandoffSender.defaultSpoolName)
-    try spool.enqueue(payload: [UInt8](repeating: 7, count: 100), id: "flipped")
+    // With an attachment, the entry is a directory in new/ whose entry file can be damaged.
+    try spool.enqueue(
+      payload: [UInt8](repeating: 7, count: 100), attachments: [.data(Data([1]), name: "a")],
+      id: "flipped")
     let new = spool.path + "/new/"
     let name = try #require(
       try FileManager.default.contentsOfDirectory(atPath: new).first { $0.hasSuffix(".flipped") })
-    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: new + name)))
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: new + name + "/entry")))
     bytes[70] ^= 0x01
-    try Data(bytes).write(to: URL(fileURLWithPath: new + name))
+    try Data(bytes).write(to: URL(fileURLWithPath: new + name + "/entry"))
     try spool.enqueue(payload: Array("not an item message".utf8), id: "garbage")
     let good = try await fixture.sender().send([HandoffLibraryTests.item("https://example.com/g")])
 
@@ -52,11 +55,13 @@ struct HandoffFileSafetyTests {
     let fixture = try HandoffFixture()
     let spool = try Spool(container: fixture.container(), name: HandoffSender.defaultSpoolName)
     try spool.enqueue(payload: Array("not an item message".utf8), id: "garbage")
-    try spool.enqueue(payload: [UInt8](repeating: 7, count: 100), id: "flipped")
+    try spool.enqueue(
+      payload: [UInt8](repeating: 7, count: 100), attachments: [.data(Data([1]), name: "a")],
+      id: "flipped")
     let new = spool.path + "/new/"
     let name = try #require(
       try FileManager.default.contentsOfDirectory(atPath: new).first { $0.hasSuffix(".flipped") })
-    #expect(truncate(new + name, 40) == 0)
+    #expect(truncate(new + name + "/entry", 40) == 0)
     let result = try fixture.run("readlater", ["watch", "--timeout", "1"], timeout: 60)
     #expect(result.status == 3, "\(result)")
     #expect(result.output.contains("set aside 1 corrupt, rejected 1 undecodable"), "\(result)")

@@ -129,6 +129,44 @@ struct CAPITests {
     }
   }
 
+  /// Issue 14's "a later call works again once a bus answers" for a process that was
+  /// connected: the bus is killed and restarted at the same address while the program
+  /// holds check, dispatch and file-descriptor tokens (Programs/bus_restart.c).
+  @Test func tokensKeepWorkingWhenTheBusIsKilledAndRestartedAtTheSameAddress() async throws {
+    let result = try await offThePool { () throws -> (Subprocess.Termination, String) in
+      let name = "org.notifybus.test.restart.\(getpid())"
+      let program = try Subprocess.spawn(
+        try CPrograms.path("bus_restart"), arguments: ["watch", name, bus.directory],
+        environment: Products.currentEnvironment().merging(environment) { $1 },
+        captureOutput: true, captureError: true)
+      var lines: [String?] = []
+      func step(_ expected: String, then file: String, _ action: () throws -> Void) throws {
+        let line = program.readLine(milliseconds: 60_000)
+        lines.append(line)
+        guard line == expected else { return }
+        try action()
+        _ = open(bus.directory + "/" + file, O_WRONLY | O_CREAT, 0o600)
+      }
+      try step("ready", then: "killed") { bus.kill() }
+      try step("down", then: "restarted") { try bus.start() }
+      try step("reconnected", then: "posted") {
+        let poster = try Products.runCommand(
+          try CPrograms.path("bus_restart"), ["post", name], environment: environment)
+        #expect(poster.status == 0, "\(poster)")
+      }
+      let (output, errors) = program.readToEnd(milliseconds: 60_000)
+      #expect(lines == ["ready", "down", "reconnected"], "\(lines) \(output)\(errors)")
+      return (program.wait(), output + errors)
+    }
+    #expect(result.0 == .exited(0), "\(result.1)")
+  }
+
+  /// Posts and registrations use two connections (Protocol/c-api.md): the second one goes
+  /// to the bus the first one reached, even when the environment names another by then.
+  @Test func postsAndRegistrationsOfAProcessMeetOnOneBus() async throws {
+    try await run("bus_restart", ["same-bus", "org.notifybus.test.same-bus"])
+  }
+
   @Test func stateSetByOneProcessIsReadByAnother() async throws {
     let notifyd = try await Notifyd(bus: bus)
     _ = notifyd

@@ -15,7 +15,7 @@ enum CPrograms {
   static let programs = [
     "check_and_dispatch", "dispatch_fanout", "suspend_resume", "fd_reuse", "signal_delivery",
     "bad_input", "state", "parallel", "exec_again", "fork_child", "monitor_file", "dead_bus",
-    "options_peek",
+    "options_peek", "bus_restart",
   ]
   /// The programs that must build with gcc: they use no blocks.
   static let gccPrograms = ["fd_reuse", "signal_delivery", "bad_input", "dead_bus"]

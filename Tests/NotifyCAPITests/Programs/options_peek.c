@@ -1,7 +1,8 @@
 /* libnotify.md §4 notify_disable_test and the private interface: state survives
    NOTIFY_OPT_DISABLE / NOTIFY_OPT_ENABLE, calls in between return
    NOTIFY_STATUS_OPT_DISABLE; notify_peek counts posts on check tokens and refuses plain
-   ones; notify_dump_status writes a report. argv[1]: where to write the report. */
+   ones; notify_dump_status writes a report; a cancel refused while disabled changes
+   nothing. argv[1]: where to write the report. */
 #include <fcntl.h>
 #include <notify.h>
 #include <notify_private.h>
@@ -64,6 +65,25 @@ int main(int argc, char **argv) {
   snprintf(expected, sizeof expected, "token %d check %s posts 2", check_token, name);
   EXPECT(strstr(report, expected) != NULL, "the report lacks '%s':\n%s", expected, report);
   EXPECT(strstr(report, "notifyd: pid ") != NULL, "the report lacks notifyd:\n%s", report);
+
+  /* A cancel refused while disabled leaves a dispatch registration delivering. */
+  static atomic_int fired;
+  dispatch_queue_t queue = dispatch_queue_create("options", DISPATCH_QUEUE_SERIAL);
+  int dispatch_token;
+  EXPECT_STATUS(notify_register_dispatch(name, &dispatch_token, queue, ^(int t) {
+                  (void)t;
+                  atomic_fetch_add(&fired, 1);
+                }),
+                NOTIFY_STATUS_OK);
+  notify_set_options(NOTIFY_OPT_DISABLE);
+  EXPECT_STATUS(notify_cancel(dispatch_token), NOTIFY_STATUS_OPT_DISABLE);
+  notify_set_options(NOTIFY_OPT_ENABLE);
+  EXPECT_STATUS(notify_post(name), NOTIFY_STATUS_OK);
+  EXPECT(harness_wait_count(&fired, 1, 5000) >= 1,
+         "the dispatch registration stopped delivering after a refused cancel");
+  EXPECT_STATUS(notify_cancel(dispatch_token), NOTIFY_STATUS_OK);
+  dispatch_release(queue);
+
   EXPECT_STATUS(notify_cancel(fd_token), NOTIFY_STATUS_OK);
   EXPECT(!notify_is_valid_token(fd_token), "token valid after cancel");
   return harness_finish("options_peek");

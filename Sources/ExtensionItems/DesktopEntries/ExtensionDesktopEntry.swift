@@ -4,7 +4,7 @@
 /// ``init(manifest:command:)`` derives it from the extension's `Info.plist`: the name, and
 /// the `MimeType=` list of ``ActivationRule/mimeTypes(registry:)``. ``text`` is the file, valid
 /// for `desktop-file-validate`. The layout is `Protocol/desktop-entries.md`.
-public struct DesktopEntry: Hashable, Sendable {
+public struct ExtensionDesktopEntry: Hashable, Sendable {
   /// The desktop file ID without `.desktop`: the manifest's `CFBundleIdentifier`.
   public var identifier: String
   /// `Name=`.
@@ -27,21 +27,22 @@ public struct DesktopEntry: Hashable, Sendable {
   /// - Parameters:
   ///   - manifest: The extension's `Info.plist`.
   ///   - command: The command line that runs the extension, executable first; `%U` follows.
-  /// - Throws: ``DesktopEntryError`` when the manifest has no `CFBundleIdentifier` or no
+  /// - Throws: ``ExtensionDesktopEntryError`` when the manifest has no `CFBundleIdentifier` or no
   ///   activation rule, or its rule accepts nothing a launcher can hand over.
-  public init(manifest: ExtensionManifest, command: [String]) throws(DesktopEntryError) {
+  public init(manifest: ExtensionManifest, command: [String]) throws(ExtensionDesktopEntryError) {
     guard let identifier = manifest.bundleIdentifier, !identifier.isEmpty else {
-      throw DesktopEntryError("the manifest has no CFBundleIdentifier, which names the entry")
+      throw ExtensionDesktopEntryError(
+        "the manifest has no CFBundleIdentifier, which names the entry")
     }
     guard let rule = manifest.activationRule else {
-      throw DesktopEntryError("the manifest has no NSExtensionActivationRule")
+      throw ExtensionDesktopEntryError("the manifest has no NSExtensionActivationRule")
     }
     let types = rule.mimeTypes(registry: manifest.typeRegistry)
     guard !types.isEmpty else {
-      throw DesktopEntryError(
+      throw ExtensionDesktopEntryError(
         "the activation rule accepts no file or URL a launcher can hand over: no MimeType")
     }
-    guard !command.isEmpty else { throw DesktopEntryError("the command is empty") }
+    guard !command.isEmpty else { throw ExtensionDesktopEntryError("the command is empty") }
     self.identifier = identifier
     name = manifest.displayName ?? identifier
     comment = "Share with \(manifest.displayName ?? identifier)"
@@ -111,7 +112,7 @@ public struct DesktopEntry: Hashable, Sendable {
 }
 
 /// Why a desktop entry cannot be made from a manifest.
-public struct DesktopEntryError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct ExtensionDesktopEntryError: Error, Hashable, Sendable, CustomStringConvertible {
   /// What is missing.
   public var description: String
 

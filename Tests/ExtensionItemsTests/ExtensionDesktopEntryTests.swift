@@ -1,7 +1,7 @@
 import ExtensionItems
 import Testing
 
-struct DesktopEntryTests {
+struct ExtensionDesktopEntryTests {
   func manifest(_ rule: String, id: String = "org.example.share", name: String? = "Example")
     throws -> ExtensionManifest
   {
@@ -64,7 +64,7 @@ struct DesktopEntryTests {
   }
 
   @Test func theEntryNamesTheManifestAndQuotesTheCommand() throws {
-    let entry = try DesktopEntry(
+    let entry = try ExtensionDesktopEntry(
       manifest: manifest("<dict><key>NSExtensionActivationSupportsText</key><true/></dict>"),
       command: ["/opt/my apps/share", "--manifest", "/a/100%/$x\"y.plist"])
     #expect(entry.fileName == "org.example.share.desktop")
@@ -79,14 +79,16 @@ struct DesktopEntryTests {
 
   @Test func aManifestWithoutAnIdentifierOrARuleThatAcceptsNothingHasNoEntry() throws {
     let refusing = try manifest("<string>FALSEPREDICATE</string>")
-    #expect(throws: DesktopEntryError.self) { try DesktopEntry(manifest: refusing, command: ["x"]) }
+    #expect(throws: ExtensionDesktopEntryError.self) {
+      try ExtensionDesktopEntry(manifest: refusing, command: ["x"])
+    }
     let nameless = try ExtensionManifest(
       xmlFragment: """
         <key>NSExtension</key><dict>
           <key>NSExtensionPointIdentifier</key><string>com.apple.share-services</string></dict>
         """)
-    let error = #expect(throws: DesktopEntryError.self) {
-      try DesktopEntry(manifest: nameless, command: ["x"])
+    let error = #expect(throws: ExtensionDesktopEntryError.self) {
+      try ExtensionDesktopEntry(manifest: nameless, command: ["x"])
     }
     #expect(error?.description.contains("CFBundleIdentifier") == true)
   }

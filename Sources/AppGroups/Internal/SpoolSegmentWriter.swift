@@ -1,0 +1,148 @@
+import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A segment this process appends to, held under an exclusive `flock` for as long as the
+/// value lives: a consumer that can take the lock knows no producer will append again.
+final class OpenSegment: Sendable {
+  let name: String
+  let file: FileDescriptor
+  /// The file's size: the header, the records and the zeros written ahead.
+  let capacity: Int64
+  /// The `fdatasync` after an append, shared by this process's threads (group commit).
+  let commit = GroupSync()
+
+  init(name: String, file: consuming FileDescriptor, capacity: Int64) {
+    self.name = name
+    self.file = file
+    self.capacity = capacity
+  }
+}
+
+/// The producer side of the segments (`Protocol/container.md` §4.4): one segment per
+/// producer process at a time, records appended with one `pwrite` each, in order, and one
+/// `fdatasync` per append or per group of concurrent appends.
+final class SpoolSegmentWriter: Sendable {
+  /// The size a new segment is written ahead to.
+  static var segmentSize: Int64 { 1 << 20 }
+
+  private let segments: Directory
+  private let temporary: Directory
+  private struct State {
+    var current: OpenSegment?
+    /// Where the next record goes in `current`.
+    var end: Int64 = 0
+  }
+  private let state = Mutex(State())
+
+  init(segments: consuming Directory, temporary: consuming Directory) {
+    self.segments = segments
+    self.temporary = temporary
+  }
+
+  /// Appends a record and returns once it is on stable storage.
+  ///
+  /// The `pwrite`s of this process's threads are made one at a time, in offset order, so
+  /// every byte before a record is written when its `fdatasync` starts: a record that
+  /// returned never follows a gap.
+  ///
+  /// - Parameter whenWritten: Called after the `pwrite`, before the `fdatasync`.
+  func append(_ frame: [UInt8], whenWritten: () -> Void = {}) throws(ContainerError) {
+    let segment = try state.withLock { (state) throws(ContainerError) -> OpenSegment in
+      if state.current == nil || state.end + Int64(frame.count) > state.current!.capacity {
+        state.current = nil
+        let (segment, end) = try adoptOrCreate(room: frame.count)
+        state.current = segment
+        state.end = end
+      }
+      let segment = state.current!
+      do throws(ContainerError) {
+        try segment.file.writeAll(frame, at: state.end)
+      } catch {
+        // What reached the file is unknown: later records go to another segment.
+        state.current = nil
+        throw error
+      }
+      state.end += Int64(frame.count)
+      return segment
+    }
+    whenWritten()
+    do throws(ContainerError) {
+      try segment.commit.sync { () throws(ContainerError) in try segment.file.syncData() }
+    } catch {
+      state.withLock { if $0.current === segment { $0.current = nil } }
+      throw error
+    }
+  }
+
+  /// A segment with room for `room` bytes: one a producer that exited left with enough
+  /// zeros written ahead, else a new one.
+  private func adoptOrCreate(room: Int) throws(ContainerError) -> (OpenSegment, Int64) {
+    for name in try segments.entries() where name.hasSuffix(".seg") {
+      if let adopted = try adopt(name, room: room) { return adopted }
+    }
+    return (try create(room: room), Int64(SpoolSegmentFormat.headerSize))
+  }
+
+  /// Takes over a segment no producer holds, when its records end in zeros with room.
+  ///
+  /// Its name and its size are already on stable storage (its creator flushed them), so
+  /// appending to it costs one `fdatasync` of data only.
+  private func adopt(_ name: String, room: Int) throws(ContainerError) -> (OpenSegment, Int64)? {
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(name, flags: O_RDWR)
+    } catch  where error.code == .notFound {
+      return nil
+    }
+    guard try file.lock(exclusive: true, wait: false) else { return nil }
+    let info = try file.status()
+    let size = Int64(info.st_size)
+    // Unlinked by a consumer that held the lock before us, or not a segment at all.
+    guard info.st_nlink > 0, info.st_mode & S_IFMT == S_IFREG,
+      size <= 64 * Self.segmentSize, size - Int64(SpoolSegmentFormat.headerSize) >= Int64(room)
+    else { return nil }
+    let bytes = try file.read(count: Int(size), at: 0)
+    guard SpoolSegmentFormat.headerProblem(bytes) == nil else { return nil }
+    let scan = SpoolSegmentFormat.scan(bytes, from: SpoolSegmentFormat.headerSize)
+    guard scan.tail == .zeros, bytes.count - scan.end >= room else { return nil }
+    return (OpenSegment(name: name, file: file, capacity: size), Int64(scan.end))
+  }
+
+  /// Creates a segment: written ahead with zeros in `tmp/` and flushed, locked, renamed
+  /// into `segments/`, and `segments/` flushed.
+  private func create(room: Int) throws(ContainerError) -> OpenSegment {
+    let page: Int64 = 4096
+    let needed = Int64(SpoolSegmentFormat.headerSize + room)
+    let capacity = max(Self.segmentSize, (needed + page - 1) / page * page)
+    let time = Spool.nextEnqueueTime()
+    let digits = String(time)
+    let name =
+      String(repeating: "0", count: max(0, 16 - digits.count)) + digits
+      + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).seg"
+    let file = try temporary.openFile(name, flags: O_RDWR, create: true, exclusive: true)
+    do throws(ContainerError) {
+      var bytes = SpoolSegmentFormat.header()
+      bytes.append(contentsOf: repeatElement(0, count: Int(capacity) - bytes.count))
+      try file.writeAll(bytes, at: 0)
+      try file.syncData()
+      _ = try file.lock(exclusive: true, wait: false)
+      guard try temporary.rename(name, to: segments, as: name, replace: false) else {
+        throw ContainerError(
+          code: .notFound, path: temporary.childPath(name),
+          message: "The new segment '\(temporary.childPath(name))' disappeared before it was "
+            + "committed; is another process cleaning tmp/ too eagerly?")
+      }
+    } catch {
+      try? temporary.remove(name)
+      throw error
+    }
+    try segments.sync()
+    return OpenSegment(name: name, file: file, capacity: capacity)
+  }
+}

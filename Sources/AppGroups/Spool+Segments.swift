@@ -1,0 +1,278 @@
+import Synchronization
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A drain's view of one segment: the records it found, which of them are finished, and the
+/// consumer's position (`Protocol/container.md` §4.9).
+///
+/// Kept by the ``Spool`` between its drains, so a drain woken for one share reads only what
+/// was appended since the last one.
+final class SegmentProgress: @unchecked Sendable {
+  // Safety of @unchecked Sendable: only a drain uses it, and a drain holds the spool's
+  // `drain.lock` (an flock of its own descriptor, exclusive even within one process); the
+  // spool hands it from one drain to the next under a mutex.
+  struct Entry {
+    var offset: Int64
+    var length: Int
+    var enqueueTime: Int64
+    var id: String
+    var done = false
+  }
+
+  let file: FileDescriptor
+  var records: [Entry] = []
+  /// The first record not finished.
+  var next = 0
+  var cursor: SpoolCursor
+  /// Where the valid records found so far end.
+  var scannedEnd: Int64
+  var tail: SpoolSegmentFormat.Tail = .zeros
+  /// Records finished since the cursor was last written.
+  var changed = false
+  var position: FileDescriptor?
+
+  init(file: consuming FileDescriptor, cursor: SpoolCursor) {
+    self.file = file
+    self.cursor = cursor
+    self.scannedEnd = cursor.offset
+  }
+
+  /// Reads the records past ``scannedEnd``, in chunks, up to the zeros written ahead.
+  ///
+  /// - Returns: The indices of the records found.
+  func scanMore() throws(ContainerError) -> Range<Int> {
+    let first = records.count
+    let size = Int64(try file.status().st_size)
+    // Small first: a drain woken for one share reads its record and a few zeros.
+    var chunk = 4 << 10
+    while scannedEnd < size {
+      let available = size - scannedEnd
+      let count = Int(min(Int64(chunk), available))
+      let bytes = try file.read(count: count, at: scannedEnd)
+      let scan = SpoolSegmentFormat.scan(bytes, from: 0)
+      for record in scan.records {
+        records.append(
+          Entry(
+            offset: scannedEnd + Int64(record.offset), length: record.length,
+            enqueueTime: record.enqueueTime, id: record.id))
+      }
+      scannedEnd += Int64(scan.end)
+      tail = scan.tail
+      // The whole file was read, or the records ended in zeros within the chunk.
+      if bytes.count < count || Int64(count) == available { break }
+      if scan.tail == .zeros && scan.end < count { break }
+      // Many records, or one larger than the chunk: read more at once.
+      chunk = min(chunk * 2, 1 << 20)
+    }
+    return first..<records.count
+  }
+
+  /// Whether the cursor in the open cursor file is still the one this drain wrote.
+  ///
+  /// When another consumer moved it, this view is stale. `nil` when no cursor file is open.
+  func cursorIsCurrent() throws(ContainerError) -> Bool? {
+    guard position != nil else { return nil }
+    return SpoolCursor(try position!.read(count: SpoolCursor.size + 1, at: 0)) == cursor
+  }
+
+  /// Moves the cursor past the finished records at its front and writes it.
+  ///
+  /// The cursor is not flushed each time: the ids of the records it passes are already
+  /// flushed in `delivered.keys`, so a cursor that a machine crash sets back only makes the
+  /// next drain drop those records as duplicates. It is flushed when it has passed half the
+  /// ids `delivered.keys` keeps, so it never lags behind what that log remembers.
+  func advance(
+    name: String, in segments: borrowing Directory, flushEvery: Int
+  ) throws(ContainerError) {
+    guard changed else { return }
+    changed = false
+    let before = next
+    while next < records.count, records[next].done { next += 1 }
+    guard next > before else { return }
+    cursor.offset = next < records.count ? records[next].offset : scannedEnd
+    cursor.unflushed += UInt32(min(next - before, Int(UInt32.max) - Int(cursor.unflushed)))
+    let flush = Int(cursor.unflushed) >= flushEvery
+    if flush { cursor.unflushed = 0 }
+    var created = false
+    if position == nil {
+      let fileName = Spool.positionName(of: name)
+      created = try segments.status(of: fileName) == nil
+      position = try segments.openFile(fileName, flags: O_RDWR, create: true)
+    }
+    try position!.writeAll(cursor.bytes, at: 0)
+    if flush || created {
+      try position!.syncData()
+      if created { try segments.sync() }
+    }
+  }
+}
+
+extension Spool {
+  /// The segments the last drain of this instance read, when their cursors on disk are still
+  /// the ones it left (another consumer process may have drained since).
+  func takeSegmentProgress() throws(ContainerError) -> [String: SegmentProgress] {
+    var kept = segmentProgress.withLock { cache in
+      let taken = cache
+      cache = [:]
+      return taken
+    }
+    for (name, progress) in kept {
+      var current = try progress.cursorIsCurrent()
+      if current == nil { current = try cursor(of: name) == progress.cursor }
+      if current != true { kept[name] = nil }
+    }
+    return kept
+  }
+
+  /// The name of a segment's cursor file: `<base>.pos` for `<base>.seg`.
+  static func positionName(of segment: String) -> String {
+    String(segment.dropLast(".seg".count)) + ".pos"
+  }
+
+  /// The cursor of a segment, or its first record when it has none or an invalid one.
+  func cursor(of segment: String) throws(ContainerError) -> SpoolCursor {
+    let start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(Self.positionName(of: segment), flags: O_RDONLY)
+    } catch  where error.code == .notFound {
+      return start
+    }
+    return SpoolCursor(try file.read(count: SpoolCursor.size + 1, at: 0)) ?? start
+  }
+
+  /// Opens a segment for reading, or `nil` when it is gone.
+  func openSegment(_ name: String) throws(ContainerError) -> SegmentProgress? {
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(name, flags: O_RDONLY)
+    } catch  where error.code == .notFound {
+      return nil
+    }
+    return SegmentProgress(file: file, cursor: try cursor(of: name))
+  }
+
+  /// Entries and bytes pending in segments: the records from each cursor on, counted by
+  /// their frame headers (a quota figure, not a validation).
+  func segmentUsage() throws(ContainerError) -> (entries: Int, bytes: Int64) {
+    var entries = 0
+    var bytes: Int64 = 0
+    for name in try segments.entries() where name.hasSuffix(".seg") {
+      let file: FileDescriptor
+      do {
+        file = try segments.openFile(name, flags: O_RDONLY)
+      } catch  where error.code == .notFound {
+        continue
+      }
+      let start = try cursor(of: name).offset
+      let size = Int64(try file.status().st_size)
+      guard size > start else { continue }
+      let rest = try file.read(count: Int(size - start), at: start)
+      let counted = SpoolSegmentFormat.countFrames(rest, from: 0)
+      entries += counted.records
+      bytes += Int64(counted.bodyBytes)
+    }
+    return (entries, bytes)
+  }
+
+  /// Lists the segments and returns the records of each that this drain has not seen;
+  /// removes the segments that are finished (every record done, no producer holding it).
+  func refillSegments(_ session: DrainSession) throws(ContainerError) -> [DrainSession.Item] {
+    let names = try segments.entries()
+    let present = Set(names)
+    for name in session.segments.keys where !present.contains(name) {
+      session.segments[name] = nil  // Removed by another consumer.
+    }
+    var items: [DrainSession.Item] = []
+    for name in names where name.hasSuffix(".pos") {
+      // The cursor of a segment removed by a consumer that stopped before removing it.
+      if !present.contains(String(name.dropLast(".pos".count)) + ".seg") {
+        try segments.remove(name)
+      }
+    }
+    for name in names where name.hasSuffix(".seg") {
+      let progress: SegmentProgress
+      if let known = session.segments[name] {
+        progress = known
+      } else {
+        guard let opened = try openSegment(name) else { continue }
+        let header = try opened.file.read(count: SpoolSegmentFormat.headerSize, at: 0)
+        if let problem = SpoolSegmentFormat.headerProblem(header) {
+          // Segments are complete when renamed in: a bad header is damage.
+          setAside(name, from: segments, reason: "its header is not valid: \(problem)", in: session)
+          try segments.remove(Self.positionName(of: name))
+          continue
+        }
+        progress = opened
+        session.segments[name] = progress
+      }
+      // A segment's records not finished by earlier drains (a handler failed) are handed
+      // over again, once per drain.
+      let firstVisit = session.visited.insert(name).inserted
+      var fresh = try progress.scanMore()
+      if fresh.isEmpty, progress.next == progress.records.count,
+        try progress.file.lock(exclusive: true, wait: false)
+      {
+        // No producer holds it: nothing more can be appended after this scan.
+        fresh = try progress.scanMore()
+        if fresh.isEmpty {
+          try retire(name, progress, in: session)
+          continue
+        }
+        progress.file.unlock()
+      }
+      let unfinished = firstVisit ? progress.next..<progress.records.count : fresh
+      for index in unfinished where !progress.records[index].done {
+        let record = progress.records[index]
+        let entryName = SpoolEntryName(
+          time: record.enqueueTime,
+          bytes: Int64(record.length - SpoolSegmentFormat.frameHeaderSize), id: record.id)
+        items.append((entryName, "\(name)@\(record.offset)", .record(segment: name, index: index)))
+      }
+    }
+    return items
+  }
+
+  /// Removes a finished segment and its cursor, or sets it aside when valid records follow
+  /// damage in it (a torn tail of a producer that stopped mid-write is ignored).
+  private func retire(
+    _ name: String, _ progress: SegmentProgress, in session: DrainSession
+  ) throws(ContainerError) {
+    session.segments[name] = nil
+    if case .invalid(let reason) = progress.tail {
+      let size = Int64(try progress.file.status().st_size)
+      let rest = try progress.file.read(
+        count: Int(size - progress.scannedEnd), at: progress.scannedEnd)
+      if SpoolSegmentFormat.firstRecord(in: rest, after: 0) != nil {
+        setAside(
+          name, from: segments,
+          reason: "\(reason), and valid records follow it at offset \(progress.scannedEnd)",
+          in: session)
+        try segments.remove(Self.positionName(of: name))
+        return
+      }
+    }
+    // Unlinked while locked: a producer that opened it meanwhile sees it gone and skips it.
+    try segments.remove(name)
+    try segments.remove(Self.positionName(of: name))
+  }
+
+  /// Reads, checks and decodes a record that a scan found valid.
+  func readRecord(_ record: SegmentProgress.Entry, of progress: SegmentProgress) throws
+    -> SpoolEntry
+  {
+    let frame = try progress.file.read(count: record.length, at: record.offset)
+    let decoded = try SpoolSegmentFormat.decodeRecord(frame)
+    guard decoded.id == record.id, decoded.enqueueTime == record.enqueueTime else {
+      throw SpoolEntryFormat.Failure("the record changed after it was listed")
+    }
+    return SpoolEntry(
+      id: decoded.id, enqueueDate: Self.date(decoded.enqueueTime),
+      payload: Array(decoded.payload), attachments: [])
+  }
+}

@@ -1,0 +1,399 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+@testable import AppGroups
+
+/// The segment format (`Protocol/container.md` §4.9): valid segments, and every kind of
+/// malformed input a reader must stop at with a reason.
+struct SpoolSegmentFormatTests {
+  static func entry(_ id: String, time: Int64 = 1_700_000_000_000_000, payload: [UInt8] = [1, 2])
+    -> [UInt8]
+  {
+    SpoolEntryFormat.encode(enqueueTime: time, id: id, attachments: [], payload: payload)
+  }
+
+  static func segment(_ ids: [String], zeros: Int = 64) -> [UInt8] {
+    var bytes = SpoolSegmentFormat.header()
+    for (index, id) in ids.enumerated() {
+      bytes += SpoolSegmentFormat.frame(entry(id, time: 1_700_000_000_000_000 + Int64(index)))
+    }
+    return bytes + [UInt8](repeating: 0, count: zeros)
+  }
+
+  @Test func theHeaderIsTheDocumentedBytes() {
+    #expect(
+      SpoolSegmentFormat.header()
+        == [0x4e, 0x42, 0x53, 0x47, 1, 0, 0, 0, 0, 0, 0, 0]
+        + crc([0x4e, 0x42, 0x53, 0x47, 1, 0, 0, 0, 0, 0, 0, 0]))
+    #expect(SpoolSegmentFormat.headerProblem(SpoolSegmentFormat.header()) == nil)
+  }
+
+  /// The test vector of `Protocol/container.md` §4.9.
+  @Test func matchesTheProtocolTestVector() {
+    var bytes = SpoolSegmentFormat.header()
+    bytes += SpoolSegmentFormat.frame(
+      Self.entry("entry-1", time: 1_700_000_000_000_000, payload: Array("payload bytes".utf8)))
+    bytes += SpoolSegmentFormat.frame(Self.entry("b.c", time: 1_700_000_000_000_001, payload: []))
+    let hex = bytes.map { String(format: "%02x", $0) }.joined()
+    #expect(
+      hex == "4e4253470100000000000000b451d908" + "3c0000000598b99b"
+        + "4e4253450100000000401e18240a060007000000000000000d0000000000000002761ff3"
+        + "656e7472792d317061796c6f6164206279746573cdcc3bbd" + "2b00000023f77756"
+        + "4e4253450100000001401e18240a060003000000000000000000000000000000734a0e3d"
+        + "622e63fef98309")
+  }
+
+  @Test func malformedHeadersAreNamed() {
+    let header = SpoolSegmentFormat.header()
+    #expect(SpoolSegmentFormat.headerProblem(Array(header.prefix(15)))?.contains("shorter") == true)
+    var magic = header
+    magic[0] = 0x41
+    #expect(SpoolSegmentFormat.headerProblem(magic)?.contains("magic") == true)
+    var version = Array(header.prefix(12))
+    version[4] = 2
+    #expect(SpoolSegmentFormat.headerProblem(version + crc(version))?.contains("version 2") == true)
+    var reserved = Array(header.prefix(12))
+    reserved[9] = 1
+    #expect(
+      SpoolSegmentFormat.headerProblem(reserved + crc(reserved))?.contains("reserved") == true)
+    var checksum = header
+    checksum[15] ^= 1
+    #expect(SpoolSegmentFormat.headerProblem(checksum)?.contains("checksum") == true)
+  }
+
+  @Test func recordsAreFramedByLengthAndItsChecksum() {
+    let body = Self.entry("a")
+    let frame = SpoolSegmentFormat.frame(body)
+    let length = UInt32(body.count)
+    let lengthBytes = withUnsafeBytes(of: length.littleEndian) { Array($0) }
+    #expect(Array(frame.prefix(8)) == lengthBytes + crc(lengthBytes))
+    #expect(Array(frame.dropFirst(8)) == body)
+  }
+
+  @Test func aScanReadsRecordsUpToTheZerosWrittenAhead() {
+    let bytes = Self.segment(["a", "b.c", "d"])
+    let scan = SpoolSegmentFormat.scan(bytes, from: SpoolSegmentFormat.headerSize)
+    #expect(scan.records.map(\.id) == ["a", "b.c", "d"])
+    #expect(scan.tail == .zeros)
+    #expect(scan.end == bytes.count - 64)
+    #expect(scan.records.first?.offset == SpoolSegmentFormat.headerSize)
+  }
+
+  @Test func quotaCountsReadFrameHeadersOnly() {
+    let bytes = Self.segment(["a", "b", "c"])
+    let counted = SpoolSegmentFormat.countFrames(bytes, from: SpoolSegmentFormat.headerSize)
+    #expect(counted.records == 3)
+    #expect(counted.bodyBytes == 3 * Self.entry("a").count)
+    let torn = Array(bytes.prefix(SpoolSegmentFormat.headerSize + 20))
+    #expect(SpoolSegmentFormat.countFrames(torn, from: SpoolSegmentFormat.headerSize).records == 0)
+  }
+
+  @Test(arguments: [
+    ("cut short", 7), ("cut in its body", 30),
+  ])
+  func aTornTailEndsTheRecords(_ label: String, _ keep: Int) {
+    let whole = Self.segment(["a", "b"], zeros: 0)
+    let second = SpoolSegmentFormat.scan(whole, from: 16).records[1]
+    let torn = Array(whole.prefix(second.offset + keep)) + [UInt8](repeating: 0, count: 0)
+    let scan = SpoolSegmentFormat.scan(torn, from: 16)
+    #expect(scan.records.map(\.id) == ["a"], "\(label)")
+    #expect(scan.end == second.offset)
+    guard case .invalid(let reason) = scan.tail else {
+      Issue.record("a torn record is not reported")
+      return
+    }
+    #expect(reason.contains("cut short"), "\(reason)")
+    #expect(SpoolSegmentFormat.firstRecord(in: torn, after: scan.end) == nil)
+  }
+
+  @Test func damageIsReportedAndRecordsBehindItAreFound() {
+    var bytes = Self.segment(["a", "b", "c"])
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    bytes[records[1].offset + 40] ^= 0x10  // inside b's body
+    let scan = SpoolSegmentFormat.scan(bytes, from: 16)
+    #expect(scan.records.map(\.id) == ["a"])
+    guard case .invalid(let reason) = scan.tail else {
+      Issue.record("damage is not reported")
+      return
+    }
+    #expect(reason.contains("damaged"), "\(reason)")
+    #expect(SpoolSegmentFormat.firstRecord(in: bytes, after: scan.end) == records[2].offset)
+  }
+
+  @Test func outOfRangeLengthsAndStrayBytesAreInvalid() {
+    var header = SpoolSegmentFormat.header()
+    let huge = withUnsafeBytes(of: UInt32(32 << 20).littleEndian) { Array($0) }
+    header += huge + crc(huge) + [UInt8](repeating: 1, count: 100)
+    guard case .invalid(let reason) = SpoolSegmentFormat.scan(header, from: 16).tail else {
+      Issue.record("an out-of-range length is not reported")
+      return
+    }
+    #expect(reason.contains("not valid"))
+    let stray = Self.segment(["a"], zeros: 32) + [9] + [UInt8](repeating: 0, count: 8)
+    let scan = SpoolSegmentFormat.scan(stray, from: 16)
+    #expect(scan.records.count == 1)
+    #expect(scan.tail != .zeros)
+    let withAttachments = SpoolEntryFormat.encode(
+      enqueueTime: 1, id: "x", attachments: [.init(name: "a", size: 1, checksum: 0)], payload: [])
+    let listed = SpoolSegmentFormat.header() + SpoolSegmentFormat.frame(withAttachments)
+    #expect(SpoolSegmentFormat.scan(listed, from: 16).records.isEmpty)
+  }
+
+  @Test func cursorsRoundTripAndRejectDamage() {
+    let cursor = SpoolCursor(offset: 4096, unflushed: 7)
+    #expect(cursor.bytes.count == 20)
+    #expect(SpoolCursor(cursor.bytes) == cursor)
+    var damaged = cursor.bytes
+    damaged[5] ^= 1
+    #expect(SpoolCursor(damaged) == nil)
+    #expect(SpoolCursor(Array(cursor.bytes.prefix(19))) == nil)
+    #expect(SpoolCursor(SpoolCursor(offset: 3, unflushed: 0).bytes) == nil)
+  }
+
+  private func crc(_ bytes: [UInt8]) -> [UInt8] {
+    withUnsafeBytes(of: CRC32.checksum(bytes).littleEndian) { Array($0) }
+  }
+}
+
+/// The spool on segments: where entries go, the cursor, segments shared by producers one
+/// after another, torn tails, damage, and entries of the earlier layout drained beside them.
+struct SpoolSegmentTests {
+  func segmentNames(_ spool: Spool) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
+      .filter { $0.hasSuffix(".seg") }.sorted()
+  }
+
+  @Test func entriesWithoutAttachmentsAreRecordsInOneSegment() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    for index in 0..<20 { try spool.enqueue(payload: [UInt8(index)], id: "e\(index)") }
+    try spool.enqueue(payload: [1], attachments: [.data(Data([2]), name: "a")], id: "files")
+    #expect(try segmentNames(spool).count == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").count == 1)
+    #expect(try spool.pendingCount() == 21)
+    var seen: [String] = []
+    let summary = try spool.drain { seen.append($0.id) }
+    #expect(seen == (0..<20).map { "e\($0)" } + ["files"])
+    #expect(summary.delivered == 21)
+    #expect(try spool.pendingCount() == 0)
+    // The producer still holds its segment: it stays, with the cursor at its end.
+    #expect(try segmentNames(spool).count == 1)
+    #expect(try spool.drain { _ in Issue.record("delivered twice") }.delivered == 0)
+    try spool.enqueue(payload: [3], id: "later")
+    seen = []
+    try spool.drain { seen.append($0.id) }
+    #expect(seen == ["later"])
+  }
+
+  @Test func aSegmentNoProducerHoldsIsRemovedOnceDrained() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      for index in 0..<5 { try producer.enqueue(payload: [1], id: "p\(index)") }
+    }
+    let consumer = try Spool(container: container)
+    #expect(try segmentNames(consumer).count == 1)
+    #expect(try consumer.drain { _ in }.delivered == 5)
+    #expect(try segmentNames(consumer).isEmpty)
+    let left = try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/segments")
+    #expect(left.isEmpty, "\(left)")
+  }
+
+  @Test func aLaterProducerAppendsToTheSegmentAnEarlierOneLeft() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    for round in 0..<3 {
+      let producer = try Spool(container: container)
+      try producer.enqueue(payload: [UInt8(round)], id: "r\(round)")
+    }
+    let consumer = try Spool(container: container)
+    #expect(try segmentNames(consumer).count == 1)
+    var seen: [String] = []
+    try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["r0", "r1", "r2"])
+  }
+
+  @Test func producersAtOnceEachHoldTheirOwnSegment() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let first = try Spool(container: container)
+    let second = try Spool(container: container)
+    try first.enqueue(payload: [1], id: "one")
+    try second.enqueue(payload: [2], id: "two")
+    try first.enqueue(payload: [3], id: "three")
+    #expect(try segmentNames(first).count == 2)
+    var seen: [String] = []
+    try Spool(container: container).drain { seen.append($0.id) }
+    #expect(seen == ["one", "two", "three"])
+  }
+
+  @Test func aTornTailIsIgnoredAndTheSegmentRemoved() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      try producer.enqueue(payload: [1], id: "whole")
+    }
+    let consumer = try Spool(container: container)
+    let path = consumer.path + "/segments/" + (try segmentNames(consumer)[0])
+    // A record cut short, as a machine crash mid-append leaves it.
+    let torn = SpoolSegmentFormat.frame(SpoolSegmentFormatTests.entry("torn")).prefix(30)
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let end = SpoolSegmentFormat.scan(bytes, from: 16).end
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(end))
+    try handle.write(contentsOf: Data(torn))
+    try handle.close()
+    // A later producer does not append behind the torn record.
+    do {
+      let producer = try Spool(container: container)
+      try producer.enqueue(payload: [2], id: "next")
+    }
+    #expect(try segmentNames(consumer).count == 2)
+    var seen: [String] = []
+    let summary = try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["whole", "next"])
+    #expect(summary.setAside.isEmpty)
+    #expect(try segmentNames(consumer).isEmpty)
+  }
+
+  @Test func damageWithRecordsBehindItSetsTheSegmentAside() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      for id in ["a", "b", "c"] { try producer.enqueue(payload: [7, 7, 7], id: id) }
+    }
+    let consumer = try Spool(container: container)
+    let name = try segmentNames(consumer)[0]
+    let path = consumer.path + "/segments/" + name
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    bytes[records[1].offset + 20] ^= 0x01
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    var seen: [String] = []
+    let summary = try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["a"])
+    #expect(summary.setAside.count == 1)
+    #expect(summary.setAside.first?.code == .corruptFile)
+    #expect(summary.setAside.first?.message.contains("valid records follow") == true)
+    #expect(FileManager.default.fileExists(atPath: consumer.path + "/corrupt/" + name))
+    #expect(try segmentNames(consumer).isEmpty)
+  }
+
+  @Test func aSegmentWithABadHeaderIsSetAside() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let path = spool.path + "/segments/0000000000000001.1.1.seg"
+    #expect(FileManager.default.createFile(atPath: path, contents: Data("not a segment".utf8)))
+    try spool.enqueue(payload: [1], id: "good")
+    var seen: [String] = []
+    let summary = try spool.drain { seen.append($0.id) }
+    #expect(seen == ["good"])
+    #expect(summary.setAside.count == 1)
+    #expect(summary.setAside.first?.message.contains("header") == true)
+  }
+
+  @Test func aCursorSetBackOnlyDropsDuplicates() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    for index in 0..<10 { try spool.enqueue(payload: [1], id: "c\(index)") }
+    #expect(try spool.drain { _ in }.delivered == 10)
+    // What a machine crash can do to the cursor, which is not flushed at each drain.
+    let name = try segmentNames(spool)[0]
+    let position = spool.path + "/segments/" + Spool.positionName(of: name)
+    #expect(FileManager.default.fileExists(atPath: position))
+    try Data(SpoolCursor(offset: 16, unflushed: 0).bytes).write(to: URL(fileURLWithPath: position))
+    try spool.enqueue(payload: [1], id: "new")
+    var seen: [String] = []
+    let summary = try spool.drain { seen.append($0.id) }
+    #expect(seen == ["new"])
+    #expect(summary.duplicates == 10)
+  }
+
+  /// A drain reads only what was appended since this instance's last drain, unless another
+  /// consumer moved the cursor meanwhile: then it starts again from that cursor.
+  @Test func consumersTakingTurnsNeitherRepeatNorMissRecords() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    let first = try Spool(container: container)
+    let second = try Spool(container: container)
+    var seen: [String] = []
+    for round in 0..<4 {
+      for index in 0..<3 { try producer.enqueue(payload: [1], id: "r\(round)-\(index)") }
+      let consumer = round % 2 == 0 ? first : second
+      let summary = try consumer.drain { seen.append($0.id) }
+      #expect(summary.duplicates == 0, "round \(round)")
+      #expect(summary.delivered == 3, "round \(round)")
+    }
+    #expect(seen == (0..<4).flatMap { round in (0..<3).map { "r\(round)-\($0)" } })
+    #expect(try first.drain { _ in }.delivered == 0)
+  }
+
+  @Test func theSameIdInASegmentAndAFileIsDeliveredOnce() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try writeLegacyEntry(spool, id: "twice", time: 1)
+    try spool.enqueue(payload: [1], id: "twice")
+    var seen: [String] = []
+    let summary = try spool.drain { seen.append($0.id) }
+    #expect(seen == ["twice"])
+    #expect(summary.duplicates == 1)
+  }
+
+  /// Entries of the layout before segments (single files in `new/` and `cur/`) are drained
+  /// beside records, in enqueue-time order, each once.
+  @Test func entriesOfTheEarlierLayoutAreDrainedInOrderBesideRecords() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let base = Spool.nextEnqueueTime()
+    try writeLegacyEntry(spool, id: "old-1", time: base - 3)
+    try writeLegacyEntry(spool, id: "old-claimed", time: base - 2, claimed: true)
+    try spool.enqueue(payload: [1], id: "new-1")
+    try writeLegacyEntry(spool, id: "old-2", time: Spool.nextEnqueueTime())
+    try spool.enqueue(payload: [2], id: "new-2")
+    #expect(try spool.pendingCount() == 5)
+    var seen: [String] = []
+    let summary = try spool.drain { seen.append($0.id) }
+    #expect(seen == ["old-1", "old-claimed", "new-1", "old-2", "new-2"])
+    #expect(summary.recovered == 1)
+    #expect(try spool.pendingCount() == 0)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").isEmpty)
+  }
+
+  @Test func largeEntriesStayFiles() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let payload = [UInt8](repeating: 5, count: SpoolSegmentFormat.maximumSegmentEntry)
+    try spool.enqueue(payload: payload, id: "large")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: spool.path + "/new").count == 1)
+    var seen: [[UInt8]] = []
+    try spool.drain { seen.append($0.payload) }
+    #expect(seen == [payload])
+  }
+
+  @Test func aFullSegmentIsFollowedByANewOne() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    let payload = [UInt8](repeating: 1, count: 200 << 10)
+    for index in 0..<6 { try spool.enqueue(payload: payload, id: "big\(index)") }
+    #expect(try segmentNames(spool).count == 2)
+    var seen: [String] = []
+    try spool.drain { seen.append($0.id) }
+    #expect(seen == (0..<6).map { "big\($0)" })
+  }
+}
+
+/// Writes a single-file entry of the layout before segments into `new/` (or `cur/`).
+func writeLegacyEntry(
+  _ spool: Spool, id: String, time: Int64, payload: [UInt8] = [9], claimed: Bool = false
+) throws {
+  let bytes = SpoolEntryFormat.encode(enqueueTime: time, id: id, attachments: [], payload: payload)
+  let name = SpoolEntryName(time: time, bytes: Int64(bytes.count), id: id).rawValue
+  let path = spool.path + (claimed ? "/cur/" : "/new/") + name
+  #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+}

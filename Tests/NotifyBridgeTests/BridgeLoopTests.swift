@@ -1,0 +1,161 @@
+import BusTestSupport
+import DBus
+import Notify
+import SystemSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The bridge drives its MQTT connection with a loop of its own (keep-alive, reconnection,
+/// stop) and publishes from notifyd's D-Bus thread straight onto the socket: nothing may be
+/// lost or stall on the way.
+@Suite(
+  .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .serialized,
+  .timeLimit(.minutes(3)))
+struct BridgeLoopTests {
+  func configuration(_ broker: MosquittoBroker, _ lines: [String]) -> String {
+    let path = broker.directory + "/notify-\(MosquittoBroker.uniqueSuffix()).conf"
+    writeText(
+      path,
+      (["bridge \(broker.url)", "bridge-namespace group.example"] + lines)
+        .joined(separator: "\n") + "\n")
+    return path
+  }
+
+  @Test func anIdleBridgeKeepsItsConnectionPastTheKeepAlive() async throws {
+    let broker = try MosquittoBroker()
+    // The broker drops a client it has not heard from in 1.5 keep-alives (mosquitto 2.0.11
+    // checks every few seconds: at about 11 s for 5 s): only
+    // the loop's PINGREQs keep an idle bridge connected.
+    let a = try await BridgedHost(["--config", configuration(broker, ["bridge-keepalive 5"])])
+    let b = try await BridgedHost(["--config", configuration(broker, ["bridge-keepalive 5"])])
+    try await Task.sleep(for: .seconds(14))
+    try await a.post("group.example.after-idle")
+    #expect(await b.waitForPosts(["group.example.after-idle"]), "\(b.log)")
+    #expect(try await a.counter("Connections") == 1, "\(a.log)\nbroker: \(broker.log)")
+    #expect(try await b.counter("Connections") == 1, "\(b.log)\nbroker: \(broker.log)")
+    #expect(!broker.log.contains("exceeded timeout"), "\(broker.log)")
+  }
+
+  @Test func notifydStopsAtOnceWhileWaitingToReconnect() async throws {
+    let gone = try MosquittoBroker()
+    let path = configuration(gone, ["bridge-reconnect 60 120"])
+    gone.stop()
+    let a = try await BridgedHost(["--config", path], waitForBridges: false)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !a.log.contains("cannot reach the broker") && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(a.log.contains("cannot reach the broker"), "\(a.log)")
+    let start = ContinuousClock.now
+    a.process.kill(SIGTERM)
+    #expect(a.process.wait(milliseconds: 10_000) != nil, "notifyd did not exit")
+    #expect(ContinuousClock.now - start < .seconds(3), "a 60 s reconnection wait held up stop")
+  }
+
+  @Test func postsMadeAsTheBrokerGoesReachBWhenItIsBack() async throws {
+    let broker = try MosquittoBroker(persistence: true)
+    let lines = ["bridge-reconnect 1 2"]
+    let a = try await BridgedHost(["--config", configuration(broker, lines)])
+    let b = try await BridgedHost(["--config", configuration(broker, lines)])
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    broker.stop()
+    // Whether A has noticed the loss yet or not, each post is either held by libmosquitto
+    // (in flight, sent again on reconnection) or queued by the bridge: none is lost.
+    let names = (1...20).map { "group.example.going\($0)" }
+    for name in names { try await a.post(try NotifyName(name)) }
+    try broker.start()
+    try await a.waitUntilConnected()
+    #expect(
+      await b.waitForPosts(names), "\(b.posted)\nA: \(a.log)\nB: \(b.log)\nbroker: \(broker.log)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(names.allSatisfy { b.count($0) == 1 }, "\(b.posted)")
+    #expect(try await a.counter("Dropped") == 0)
+  }
+
+  @Test func aBurstOfPostsArrivesOnceEach() async throws {
+    let broker = try MosquittoBroker()
+    let a = try await BridgedHost(["--bridge", broker.url, "--bridge-namespace", "group.example"])
+    let b = try await BridgedHost(["--bridge", broker.url, "--bridge-namespace", "group.example"])
+    // Sent without waiting between posts, so notifyd A publishes from its D-Bus thread
+    // while its connection thread reads the broker's PUBACKs.
+    let names = (1...500).map { "group.example.burst\($0)" }
+    for name in names {
+      try a.connection.send(
+        NotifyWire.signal(for: try NotifyName(name), sequence: 1, nameSequence: 1))
+    }
+    try await a.connection.flush()
+    #expect(await b.waitForPosts(names), "\(b.posted.count) of 500\nA: \(a.log)\nB: \(b.log)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(b.posted.count { $0.hasPrefix("group.example.burst") } == 500)
+    #expect(try await a.counter("Published") == 500)
+    #expect(try await b.counter("Received") == 500)
+  }
+
+  /// A certificate authority and a certificate for 127.0.0.1 it signed, made with
+  /// openssl(1) in a directory of their own.
+  static func certificates() throws -> String {
+    var template = Array("/tmp/notifybus-tls-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw Errno.current }
+    let directory = String(cString: made)
+    writeText(directory + "/san", "subjectAltName=IP:127.0.0.1\n")
+    for arguments in [
+      [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+        "-days", "2", "-subj", "/CN=notifybus test CA",
+      ],
+      [
+        "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+        "-subj", "/CN=127.0.0.1",
+      ],
+      [
+        "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "san",
+      ],
+    ] {
+      let result = try Products.runCommand(
+        "/bin/sh", ["-c", "cd '\(directory)' && exec openssl \"$@\"", "openssl"] + arguments)
+      guard result.status == 0 else { throw DBusError(.failed, "openssl failed: \(result)") }
+    }
+    return directory
+  }
+
+  static var hasOpenSSL: Bool { access("/usr/bin/openssl", X_OK) == 0 }
+
+  @Test(.enabled(if: hasOpenSSL)) func theBridgeWorksOverTLS() async throws {
+    let files = try Self.certificates()
+    defer { Subprocess.removeTree(files) }
+    let broker = try MosquittoBroker(extraLines: [
+      "cafile \(files)/ca.pem", "certfile \(files)/server.pem", "keyfile \(files)/server.key",
+    ])
+    let path = broker.directory + "/notify-tls.conf"
+    writeText(
+      path,
+      """
+      bridge mqtts://127.0.0.1:\(broker.port)
+      bridge-namespace group.example
+      bridge-ca-file \(files)/ca.pem
+
+      """)
+    let a = try await BridgedHost(["--config", path])
+    let b = try await BridgedHost(["--config", path])
+    try await a.post("group.example.over-tls")
+    #expect(await b.waitForPosts(["group.example.over-tls"]), "\(b.log)")
+    try await a.setState("group.example.tls-state", 7)
+    #expect(try await b.waitForState("group.example.tls-state", 7) == 7)
+    // Without the broker's authority (the system's are used), the handshake fails and
+    // says so; notifyd keeps serving its bus.
+    let untrusting = try await BridgedHost(
+      ["--bridge", "mqtts://127.0.0.1:\(broker.port)", "--bridge-namespace", "group.example"],
+      waitForBridges: false)
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !untrusting.log.contains("TLS") && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(untrusting.log.contains("TLS"), "\(untrusting.log)")
+    #expect(try await untrusting.counter("Connections") == 0)
+  }
+}

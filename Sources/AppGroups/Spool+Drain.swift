@@ -215,11 +215,11 @@ extension Spool {
     var items: [DrainSession.Item] = []
     if !session.listedClaimed {
       session.listedClaimed = true
-      for raw in try claimed.entries() where !session.attempted.contains(raw) {
+      for raw in try claimedLister.entries() where !session.attempted.contains(raw) {
         items.append((SpoolEntryName(raw), raw, .claimed))
       }
     }
-    for raw in try incoming.entries() where !session.attempted.contains(raw) {
+    for raw in try incomingLister.entries() where !session.attempted.contains(raw) {
       items.append((SpoolEntryName(raw), raw, .incoming))
     }
     items += try refillSegments(session)

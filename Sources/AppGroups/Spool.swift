@@ -65,6 +65,11 @@ public final class Spool: Sendable {
   /// `segments/`: producers' segment files and the consumer's cursors.
   let segments: Directory
   let segmentWriter: SpoolSegmentWriter
+  /// Listers of `new/`, `cur/` and `segments/` for the drains, each with a descriptor of
+  /// its own kept open, so that a listing costs no `openat` and `close`.
+  let incomingLister: DirectoryLister
+  let claimedLister: DirectoryLister
+  let segmentsLister: DirectoryLister
   let delivered: Mutex<KeyLog>
   /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
   let incomingSync = GroupSync()
@@ -106,6 +111,9 @@ public final class Spool: Sendable {
     let segments = try root.privateDirectory("segments")
     self.segmentWriter = SpoolSegmentWriter(
       segments: try segments.reopen(), temporary: try temporary.reopen())
+    self.incomingLister = DirectoryLister(try incoming.reopen())
+    self.claimedLister = DirectoryLister(try claimed.reopen())
+    self.segmentsLister = DirectoryLister(try segments.reopen())
     self.segments = segments
     self.delivered = Mutex(
       KeyLog(

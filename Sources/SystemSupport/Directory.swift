@@ -214,18 +214,24 @@ package struct Directory<Failure: FileSystemFailure>: ~Copyable, Sendable {
     let listing = try descriptor.call("openat", doing: "list") {
       openat($0, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     }
-    let handle = FileDescriptor<Failure>(rawValue: listing, path: path)
+    try Self.readNames(FileDescriptor(rawValue: listing, path: path), body)
+  }
+
+  /// Reads every name from `listing`, a directory descriptor at the start of its entries.
+  static func readNames(
+    _ listing: borrowing FileDescriptor<Failure>, _ body: (UnsafeRawBufferPointer) -> Void
+  ) throws(Failure) {
     let capacity = 64 * 1024
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 8)
     defer { buffer.deallocate() }
     while true {
-      let count = try handle.call("getdents64", doing: "list") {
+      let count = try listing.call("getdents64", doing: "list") {
         notifybus_getdents64($0, buffer.baseAddress, UInt(capacity))
       }
       if count == 0 { return }
-      try Self.forEachName(in: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
+      try forEachName(in: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) {
         () throws(Failure) in
-        throw handle.failure("getdents64", Errno(rawValue: EIO), doing: "list")
+        throw listing.failure("getdents64", Errno(rawValue: EIO), doing: "list")
       } body: { name in
         if name.count == 1 && name[0] == UInt8(ascii: ".") { return }
         if name.count == 2 && name[0] == UInt8(ascii: ".") && name[1] == UInt8(ascii: ".") {
@@ -248,7 +254,8 @@ package struct Directory<Failure: FileSystemFailure>: ~Copyable, Sendable {
     var position = 0
     while position < records.count {
       guard records.count - position > nameOffset else { try malformed() }
-      let length = Int(records.loadUnaligned(fromByteOffset: position + lengthOffset, as: UInt16.self))
+      let length = Int(
+        records.loadUnaligned(fromByteOffset: position + lengthOffset, as: UInt16.self))
       guard length > nameOffset, length <= records.count - position else { try malformed() }
       let start = records.baseAddress! + position + nameOffset
       let room = length - nameOffset

@@ -10,6 +10,7 @@ import Testing
 /// Listings read with `getdents64` directly (`Directory.forEachRawName`, `entries()`).
 struct DirectoryListingTests {
   typealias Listed = Directory<FileSystemError>
+  typealias DirectoryLister = SystemSupport.DirectoryLister<FileSystemError>
 
   private func create(_ name: String, in directory: borrowing Listed) throws {
     _ = try directory.openFile(name, flags: O_WRONLY, create: true, exclusive: true)
@@ -98,6 +99,54 @@ struct DirectoryListingTests {
     #expect(caught?.path == scratch.path("gone"))
   }
 
+  // MARK: - A lister kept open
+
+  @Test func aListerRewindsAndSeesEachChangeOnTheNextListing() throws {
+    let scratch = TemporaryDirectory("listing")
+    let directory = try Listed.openPrivate(scratch.path)
+    let lister = DirectoryLister(try directory.reopen())
+    #expect(try lister.entries().isEmpty)
+    var expected: Set<String> = []
+    for round in 0..<3 {
+      // Enough names for several getdents64 reads, so a rewind must restart a long read.
+      for index in 0..<1500 {
+        let name = "r\(round)-\(index)-" + String(repeating: "y", count: index % 80)
+        expected.insert(name)
+        try create(name, in: directory)
+      }
+      let listed = try lister.entries()
+      #expect(listed.count == expected.count, "round \(round): each name once")
+      #expect(Set(listed) == expected)
+    }
+    for name in expected where name.hasPrefix("r1-") { try directory.remove(name) }
+    #expect(Set(try lister.entries()) == expected.filter { !$0.hasPrefix("r1-") })
+  }
+
+  @Test func listingsFromSeveralThreadsTakeTurnsAndEachSeesEveryName() async throws {
+    let scratch = TemporaryDirectory("listing")
+    let directory = try Listed.openPrivate(scratch.path)
+    var expected: Set<String> = []
+    for index in 0..<2000 {
+      let name = "entry-\(index)-" + String(repeating: "t", count: index % 40)
+      expected.insert(name)
+      try create(name, in: directory)
+    }
+    let lister = Shared(DirectoryLister(try directory.reopen()))
+    let names = expected
+    let results = await withTaskGroup(of: Bool.self) { group in
+      for _ in 0..<4 {
+        group.addTask {
+          (0..<5).allSatisfy { _ in
+            guard let listed = try? lister.value.entries() else { return false }
+            return listed.count == names.count && Set(listed) == names
+          }
+        }
+      }
+      return await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(results == [true, true, true, true])
+  }
+
   // MARK: - Parsing the kernel's records
 
   /// One `linux_dirent64` record: header, name, NUL, padding to `length` (8-aligned).
@@ -121,7 +170,9 @@ struct DirectoryListingTests {
       try Listed.forEachName(in: buffer) { () throws(FileSystemError) in
         throw FileSystemError(
           .systemCall("getdents64", Errno(rawValue: EIO)), path: "/x", action: "list")
-      } body: { names.append(String(decoding: $0, as: UTF8.self)) }
+      } body: {
+        names.append(String(decoding: $0, as: UTF8.self))
+      }
     }
     return names
   }
@@ -153,4 +204,10 @@ struct DirectoryListingTests {
     let bytes = record(Array("ok".utf8)) + [0, 0, 0, 0]
     #expect(throws: FileSystemError.self) { try names(in: bytes) }
   }
+}
+
+/// A noncopyable value shared by reference between tasks.
+private final class Shared<Value: ~Copyable & Sendable>: Sendable {
+  let value: Value
+  init(_ value: consuming Value) { self.value = value }
 }

@@ -78,6 +78,8 @@ public final class Spool: Sendable {
   let lastStaleSweep = Mutex<UInt64?>(nil)
   /// What the last drain read of the segments, for the next (``takeSegmentProgress()``).
   let segmentProgress = Mutex<[String: SegmentProgress]>([:])
+  /// `drain.lock` open and unlocked, kept by the last drain for the next.
+  let idleDrainLock = Mutex<FileDescriptor?>(nil)
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.
   struct UsageSnapshot: Sendable {

@@ -80,15 +80,15 @@ enum SpoolSuite: BenchmarkSuite {
     defer { try? FileManager.default.removeItem(atPath: path) }
     try fill(container, pending: pending)
     let spool = try Spool(container: container)
+    let segments = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
+    precondition(
+      segments.contains { $0.hasSuffix(".seg") },
+      "the producers wrote no segment: the row would measure the old layout")
     var drained = 0
     let time = try seconds {
       try spool.drain { entry in drained += entry.payload.isEmpty ? 0 : 1 }
     }
     precondition(drained == pending, "spool drained \(drained) of \(pending)")
-    let segments = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
-    precondition(
-      segments.contains { !$0.hasSuffix(".pos") },
-      "the drain read no segment: the row would measure the old layout")
     return time * 1e6 / Double(pending)
   }
 

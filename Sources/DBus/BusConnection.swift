@@ -449,7 +449,7 @@ public actor BusConnection {
     }
     guard let sent else { return nil }
     dbus_message_unref(built)
-    if !sent.complete { loop.wake() }
+    if !sent.complete { loop.wakeToWrite() }
     return sent.serial
   }
 

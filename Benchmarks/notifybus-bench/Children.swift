@@ -68,7 +68,8 @@ enum Children {
   }
 
   /// Holds `count` registrations of distinct names (or of one, `sameName`) and reports the
-  /// memory they take; `busOnly` holds only the `DBus` subscriptions a center makes for them.
+  /// memory they take; `busOnly` holds only what a center keeps on its connection for them
+  /// (an entry each in one rule set).
   ///
   /// A connection holds at most 50,000 match rules (the bus's
   /// `max_match_rules_per_connection`), so distinct names go on one center per 40,000.
@@ -82,6 +83,13 @@ enum Children {
       centers.append(center)
     }
     let spread = centers
+    // What a center holds on its connection for its names: one rule set, an entry per name.
+    let ruleSets = centers.map {
+      $0.connection.ruleSet(
+        .signal(member: NotifyWire.member, path: NotifyWire.path),
+        interfacePrefix: NotifyWire.interfacePrefix
+      ) { _ in }
+    }
     // Count what the registrations hold, not what malloc keeps of freed set-up garbage.
     _ = mallocTrim(0)
     let before = residentBytes()
@@ -92,7 +100,7 @@ enum Children {
             let name = try NotifyName(sameName ? "bench.idle.shared" : "bench.idle.name\(index)")
             let center = spread[index % spread.count]
             if busOnly {
-              _ = try await center.connection.subscribe(NotifyWire.rule(for: name)) { _ in }
+              try await ruleSets[index % spread.count].add(NotifyWire.interface(for: name))
             } else {
               _ = try await center.registerCheck(name)
             }

@@ -10,8 +10,12 @@ import SystemSupport
 /// against a blocking libdbus call to a C service answering the same question from a
 /// table; both services run on their own connection and thread in this process.
 ///
-/// Two more rows split the difference: the Swift client calling the C service, and the C
-/// client calling notifyd. The second peer is the same client and service written on sd-bus.
+/// The C client waits for each reply on the thread that owns its connection; the Swift
+/// client does the same from a task on its connection's executor
+/// (`BusConnection.taskExecutor`). A row without a target gives the same calls made from
+/// the main actor, which a reply reaches through one more thread. Two more rows split the
+/// difference: the Swift client calling the C service, and the C client calling notifyd. The
+/// second peer is the same client and service written on sd-bus.
 enum NotifydSuite: BenchmarkSuite {
   static let name = "notifyd"
 
@@ -37,17 +41,22 @@ enum NotifydSuite: BenchmarkSuite {
     defer { csdbus_stop_service(sdServer) }
 
     var swift: [Measurement] = []
+    var swiftMainActor: [Measurement] = []
     var c: [Measurement] = []
     var swiftToC: [Measurement] = []
     var cToSwift: [Measurement] = []
     var sd: [Measurement] = []
     for _ in 0..<rounds {
+      let getState: @Sendable () async throws -> Void = {
+        guard try await center.state(of: "bench.state") == 42 else {
+          throw DBusError(.failed, "notifyd answered a wrong state")
+        }
+      }
       swift.append(
-        try await measure(count) {
-          guard try await center.state(of: "bench.state") == 42 else {
-            throw DBusError(.failed, "notifyd answered a wrong state")
-          }
-        })
+        try await Task(executorPreference: center.connection.taskExecutor) {
+          try await measure(count, getState)
+        }.value)
+      swiftMainActor.append(try await measure(count, getState))
       c.append(
         try cRoundTrips(
           bus.address, service: cService, path: "/org/notifybus/CBaseline",
@@ -85,6 +94,10 @@ enum NotifydSuite: BenchmarkSuite {
         name: "GetState calls, one at a time", unit: "calls/s", subject: median(swift.map(\.rate)),
         baselineName: baseline, baseline: median(c.map(\.rate)), higherIsBetter: true,
         target: nil, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.rate))),
+      BenchmarkRow(
+        name: "GetState p50, caller on the main actor", unit: "µs",
+        subject: median(swiftMainActor.map(\.p50)), baselineName: baseline,
+        baseline: median(c.map(\.p50)), higherIsBetter: false, target: nil),
       BenchmarkRow(
         name: "GetState p50, Swift client → C service", unit: "µs",
         subject: median(swiftToC.map(\.p50)), baselineName: baseline,

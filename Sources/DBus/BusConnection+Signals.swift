@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One subscriber to messages that match a rule.
 ///
 /// A class, as is ``RuleEntry``: the connection keeps them in dictionaries sized for
@@ -175,19 +177,28 @@ extension BusConnection {
   /// Whether the calling thread is the connection's own thread, where its handlers run.
   public nonisolated var isOnConnectionThread: Bool { loop.inLoop }
 
-  /// The number of distinct match rules this connection holds on the bus.
-  public var matchRuleCount: Int { rules.count }
+  /// The number of match rules this connection holds on the bus: its distinct
+  /// subscription rules and the rules of its rule sets.
+  public var matchRuleCount: Int {
+    ruleSets.reduce(rules.count) { $0 + $1.count }
+  }
 
   /// Routes a received signal to the subscribers whose rules match it.
   ///
   /// Subscribers are indexed by interface, as the bus daemon indexes rules, so a signal
-  /// is checked only against the rules for its interface and the rules with none.
+  /// is checked only against the rules for its interface and the rules with none; a rule
+  /// set is checked with one lookup of the interface and its template.
   func deliverSignal(_ message: Message) {
-    if let interface = message.interface, let ids = subscribersByInterface[interface] {
-      for id in ids {
-        if let subscriber = subscribers[id], subscriber.rule.matches(message) {
-          subscriber.deliver(message)
+    if let interface = message.interface {
+      if let ids = subscribersByInterface[interface] {
+        for id in ids {
+          if let subscriber = subscribers[id], subscriber.rule.matches(message) {
+            subscriber.deliver(message)
+          }
         }
+      }
+      for set in ruleSets where set.contains(interface) && set.template.matches(message) {
+        set.deliver(message)
       }
     }
     for id in subscribersWithoutInterface {
@@ -195,5 +206,293 @@ extension BusConnection {
         subscriber.deliver(message)
       }
     }
+  }
+}
+
+// MARK: - Rule sets
+
+/// Match rules of one shape that differ only in their interface, whose signals all go to
+/// one handler: the compact form of many subscriptions for a subscriber that watches
+/// thousands of interfaces (the Notify layer holds one rule per name).
+///
+/// ```swift
+/// let posts = connection.ruleSet(
+///   .signal(member: "Posted", path: "/org/notifybus/Notify1"),
+///   interfacePrefix: "org.notifybus.Notify1.N.") { message in
+///   print(message.interface!)
+/// }
+/// try await posts.add(interfaceSuffix: "group.example.saved")
+/// ```
+///
+/// Each interface costs the set one small entry: the part of the interface after the
+/// set's prefix (a string the caller may already hold, which the entry then shares), a
+/// count, and a hash to find it by. A subscription made with
+/// ``BusConnection/subscribe(_:handler:)`` keeps a rule, its text, a handler and an index
+/// entry of its own. The rules' text is rendered only to talk to the bus.
+///
+/// The handler runs on the connection's thread for every signal that matches one of the
+/// set's rules (the template with one of its interfaces), once per signal, in arrival order,
+/// and not for a signal that matches none.
+public struct SignalRuleSet: Sendable {
+  /// The connection the rules are on.
+  public let connection: BusConnection
+  /// What every interface of the set starts with.
+  public let interfacePrefix: String
+  let id: UInt64
+  let template: MatchRule
+  let handler: @Sendable (Message) -> Void
+
+  /// The rule the set holds for `interface`.
+  public func rule(for interface: InterfaceName) -> MatchRule {
+    var rule = template
+    rule.interface = interface
+    return rule
+  }
+
+  /// Adds the rule for `interface`, and returns once the bus has accepted it: any matching
+  /// message sent after that reaches the handler.
+  ///
+  /// Adding an interface the set holds counts one more use; each ``remove(_:)`` undoes one.
+  ///
+  /// - Throws: ``DBusError`` when the interface does not start with ``interfacePrefix``,
+  ///   the rule is invalid, the connection is closed or the bus refuses it.
+  public func add(_ interface: InterfaceName) async throws(DBusError) {
+    try await add(interfaceSuffix: try suffix(of: interface))
+  }
+
+  /// Adds the rule for the interface ``interfacePrefix`` + `suffix`, as ``add(_:)``; the
+  /// set keeps `suffix` itself, sharing its storage.
+  ///
+  /// - Throws: As ``add(_:)``, and ``DBusError/Name/invalidArgs`` when the two do not make
+  ///   a valid interface name.
+  public func add(interfaceSuffix suffix: String) async throws(DBusError) {
+    guard InterfaceName.isValid(interfacePrefix + suffix) else {
+      throw DBusError(.invalidArgs, "'\(interfacePrefix + suffix)' is not a valid interface name")
+    }
+    // A closed connection's loop has ended: answer without it.
+    guard !connection.closed.load(ordering: .acquiring) else {
+      throw DBusError(.disconnected, "the connection is closed")
+    }
+    try await connection.addToRuleSet(self, suffix)
+  }
+
+  /// Removes one use of `interface`'s rule; the last removes it from the bus.
+  ///
+  /// Once this returns the handler sees no signal that only this rule matched.
+  public func remove(_ interface: InterfaceName) async {
+    guard let suffix = try? suffix(of: interface) else { return }
+    await remove(interfaceSuffix: suffix)
+  }
+
+  /// Removes one use of the rule for ``interfacePrefix`` + `suffix`, as ``remove(_:)``.
+  public func remove(interfaceSuffix suffix: String) async {
+    guard !connection.closed.load(ordering: .acquiring) else { return }
+    await connection.removeFromRuleSet(self, suffix)
+  }
+
+  /// Removes every rule of the set.
+  ///
+  /// Idempotent; the set can be used again afterwards.
+  public func cancel() async {
+    guard !connection.closed.load(ordering: .acquiring) else { return }
+    await connection.cancelRuleSet(id)
+  }
+
+  private func suffix(of interface: InterfaceName) throws(DBusError) -> String {
+    guard interface.rawValue.utf8.starts(with: interfacePrefix.utf8) else {
+      throw DBusError(
+        .invalidArgs, "interface '\(interface)' does not start with '\(interfacePrefix)'")
+    }
+    return String(
+      decoding: interface.rawValue.utf8.dropFirst(interfacePrefix.utf8.count), as: UTF8.self)
+  }
+}
+
+/// The interfaces of one ``SignalRuleSet`` and the uses of each: what a connection keeps
+/// per rule of a set.
+final class RuleSetState {
+  let id: UInt64
+  let template: MatchRule
+  let prefix: String
+  let deliver: @Sendable (Message) -> Void
+  /// The interfaces by a hash of their suffix; the entry keeps the suffix to compare.
+  private var byHash: [UInt64: Entry] = [:]
+  /// Interfaces whose hash another one has, by suffix: almost always empty.
+  private var collided: [String: Entry] = [:]
+
+  struct Entry {
+    let suffix: String
+    var member: Member
+  }
+
+  /// One interface's rule: its count of uses.
+  struct Member {
+    var count: UInt32 = 1
+  }
+
+  /// The `AddMatch` calls under way, by suffix, for later users to wait on: apart from
+  /// the entries, which stay small.
+  var adding: [String: Task<Result<Void, DBusError>, Never>] = [:]
+
+  init(
+    id: UInt64, template: MatchRule, prefix: String,
+    deliver: @escaping @Sendable (Message) -> Void
+  ) {
+    self.id = id
+    self.template = template
+    self.prefix = prefix
+    self.deliver = deliver
+  }
+
+  var count: Int { byHash.count + collided.count }
+
+  /// Every interface's suffix.
+  var suffixes: [String] { byHash.values.map(\.suffix) + collided.keys }
+
+  subscript(suffix: String) -> Member? {
+    get {
+      if let entry = byHash[Self.hash(suffix.utf8)], entry.suffix == suffix { return entry.member }
+      return collided.isEmpty ? nil : collided[suffix]?.member
+    }
+    set {
+      let hash = Self.hash(suffix.utf8)
+      if let entry = byHash[hash], entry.suffix != suffix {
+        collided[suffix] = newValue.map { Entry(suffix: suffix, member: $0) }
+      } else if let newValue {
+        byHash[hash] = Entry(suffix: byHash[hash]?.suffix ?? suffix, member: newValue)
+      } else {
+        byHash[hash] = nil
+        // A collided interface moves into the freed place.
+        if let moved = collided.first(where: { Self.hash($0.key.utf8) == hash }) {
+          collided[moved.key] = nil
+          byHash[hash] = moved.value
+        }
+      }
+    }
+  }
+
+  /// Whether a received signal's interface is one of the set's, without allocating.
+  func contains(_ interface: InterfaceName) -> Bool {
+    let utf8 = interface.rawValue.utf8
+    guard utf8.starts(with: prefix.utf8) else { return false }
+    let rest = utf8.dropFirst(prefix.utf8.count)
+    if let entry = byHash[Self.hash(rest)], entry.suffix.utf8.elementsEqual(rest) { return true }
+    return !collided.isEmpty && collided[String(decoding: rest, as: UTF8.self)] != nil
+  }
+
+  /// The text of the rule for `suffix`, for the bus.
+  func ruleText(for suffix: String) -> String {
+    var rule = template
+    rule.interface = InterfaceName(unchecked: prefix + suffix)
+    return rule.description
+  }
+
+  /// 64-bit FNV-1a.
+  private static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+    return hash
+  }
+}
+
+extension BusConnection {
+  private static let lastRuleSet = Atomic<UInt64>(0)
+
+  /// A set of rules, initially empty, made of `template` with each interface added to it;
+  /// `handler` receives every signal any of them matches.
+  ///
+  /// - Parameter interfacePrefix: What every interface of the set starts with; the set
+  ///   stores only the rest of each.
+  /// - Important: `handler` runs on the connection's event-loop thread, in the order
+  ///   messages arrived. It must return quickly.
+  /// - Precondition: `template` names no interface.
+  public nonisolated func ruleSet(
+    _ template: MatchRule, interfacePrefix: String = "",
+    handler: @escaping @Sendable (Message) -> Void
+  ) -> SignalRuleSet {
+    precondition(template.interface == nil, "a rule set's template names no interface")
+    return SignalRuleSet(
+      connection: self, interfacePrefix: interfacePrefix,
+      id: Self.lastRuleSet.add(1, ordering: .relaxed).newValue, template: template,
+      handler: handler)
+  }
+
+  func addToRuleSet(_ set: SignalRuleSet, _ suffix: String) async throws(DBusError) {
+    guard !isClosed else { throw DBusError(.disconnected, "the connection is closed") }
+    let state: RuleSetState
+    if let existing = ruleSets.first(where: { $0.id == set.id }) {
+      state = existing
+    } else {
+      try set.template.validate()
+      state = RuleSetState(
+        id: set.id, template: set.template, prefix: set.interfacePrefix, deliver: set.handler)
+      ruleSets.append(state)
+    }
+    if let member = state[suffix] {
+      state[suffix]?.count = member.count + 1
+      guard let adding = state.adding[suffix] else { return }
+      if case .failure(let error) = await adding.value {
+        removeFromRuleSet(set, suffix)
+        throw error
+      }
+      return
+    }
+    let text = state.ruleText(for: suffix)
+    if text.utf8.count > MatchRule.maximumLength {
+      try set.rule(for: InterfaceName(unchecked: set.interfacePrefix + suffix)).validate()
+    }
+    let adding = Task { () -> Result<Void, DBusError> in
+      do throws(DBusError) {
+        _ = try await self.call(self.busMethod("AddMatch", [.string(text)]))
+        return .success(())
+      } catch {
+        return .failure(error)
+      }
+    }
+    state[suffix] = RuleSetState.Member()
+    state.adding[suffix] = adding
+    let result = await adding.value
+    // A remove, and another add, may have come meanwhile.
+    if state.adding[suffix] == adding { state.adding[suffix] = nil }
+    switch result {
+    case .success:
+      break
+    case .failure(let error):
+      // Each user waiting here removes its use, which drops the entry, so a later add
+      // tries again.
+      removeFromRuleSet(set, suffix)
+      throw error
+    }
+  }
+
+  func removeFromRuleSet(_ set: SignalRuleSet, _ suffix: String) {
+    guard let state = ruleSets.first(where: { $0.id == set.id }), let member = state[suffix]
+    else { return }
+    guard member.count == 1 else {
+      state[suffix]?.count = member.count - 1
+      return
+    }
+    state[suffix] = nil
+    // The rule was added (or its AddMatch is under way, and the bus handles this
+    // connection's messages in order): remove it.
+    removeMatch(state.ruleText(for: suffix))
+  }
+
+  func cancelRuleSet(_ id: UInt64) {
+    guard let index = ruleSets.firstIndex(where: { $0.id == id }) else { return }
+    let state = ruleSets.remove(at: index)
+    for suffix in state.suffixes { removeMatch(state.ruleText(for: suffix)) }
+  }
+
+  private func removeMatch(_ text: String) {
+    guard raw != nil else { return }
+    var message = busMethod("RemoveMatch", [.string(text)])
+    message.noReplyExpected = true
+    try? send(message)
+  }
+
+  /// The text of every rule the rule sets hold, to add again after a reconnect.
+  var ruleSetTexts: [String] {
+    ruleSets.flatMap { state in state.suffixes.map { state.ruleText(for: $0) } }
   }
 }

@@ -1,4 +1,5 @@
 import CDBus
+import Dispatch
 import Synchronization
 import SystemSupport
 
@@ -47,6 +48,17 @@ public actor BusConnection {
     loop.asUnownedSerialExecutor()
   }
 
+  /// The connection's thread as a task executor.
+  ///
+  /// Nonisolated asynchronous code run with this preference
+  /// (`Task(executorPreference:)`, `withTaskExecutorPreference(_:operation:)`) runs on the
+  /// connection's thread, where the connection reads its replies: a ``call(_:timeout:)``
+  /// made there is written from that thread and resumed there by its reply, without a
+  /// switch to another thread, as a C client waits for a reply on its connection's
+  /// thread. Such code shares the thread with every handler of the connection: it must
+  /// not block.
+  public nonisolated var taskExecutor: any TaskExecutor { loop }
+
   /// The libdbus connection; `nil` while reconnecting and after closing.
   var raw: OpaquePointer?
   /// What `raw`'s message filter reaches this connection through.
@@ -59,6 +71,10 @@ public actor BusConnection {
   var nextIdentifier: UInt64 = 1
   var stateObservers: [UInt64: @Sendable (State) -> Void] = [:]
   var pendingReplies: [ObjectIdentifier: ReplyBox] = [:]
+  /// The calls made while connected, waiting for their replies (see ``call(_:timeout:)``).
+  nonisolated let replyWaiters = ReplyWaiters()
+  /// Set by ``close()``: calls then fail at once, without waiting for the loop, which ends.
+  nonisolated let closed = Atomic<Bool>(false)
   private var reconnectTask: Task<Void, Never>?
 
   // Signal routing (see BusConnection+Signals.swift).
@@ -66,6 +82,8 @@ public actor BusConnection {
   var subscribers: [UInt64: Subscriber] = [:]
   var subscribersByInterface: [InterfaceName: InlineList<UInt64>] = [:]
   var subscribersWithoutInterface: [UInt64] = []
+  /// The rule sets in use, in the order they were first used: the order they see a signal.
+  var ruleSets: [RuleSetState] = []
   /// The long strings of recent messages, reused while decoding the next ones.
   var decodedStrings = StringCache(capacity: 16)
 
@@ -186,6 +204,10 @@ public actor BusConnection {
     for box in lost {
       box.complete(.failure(DBusError(.disconnected, "the connection to the bus was lost")))
     }
+    // Calls register only while `outgoing` has a target, which is gone: none comes after.
+    for awaited in replyWaiters.takeAll() {
+      awaited.complete(.failure(DBusError(.disconnected, "the connection to the bus was lost")))
+    }
   }
 
   /// Called once libdbus reports `Disconnected`.
@@ -231,7 +253,7 @@ public actor BusConnection {
   /// confirms the bus has processed them all, since it handles a connection's messages
   /// in order.
   private func restoreRegistrations() async throws(DBusError) {
-    for rule in rules.keys {
+    for rule in Array(rules.keys) + ruleSetTexts {
       var message = busMethod("AddMatch", [.string(rule)])
       message.noReplyExpected = true
       try send(message)
@@ -249,11 +271,13 @@ public actor BusConnection {
   public func close() {
     guard !isClosed else { return }
     isClosed = true
+    closed.store(true, ordering: .releasing)
     reconnectTask?.cancel()
     discardConnection()
     for subscriber in subscribers.values { subscriber.finish?() }
     subscribers.removeAll()
     rules.removeAll()
+    ruleSets.removeAll()
     outgoing.withLock { $0.discardAll() }
     setState(.closed)
     stateObservers.removeAll()
@@ -363,19 +387,75 @@ public actor BusConnection {
   ///
   /// Messages passed to ``send(_:)`` before this call go out before it.
   ///
+  /// Callable from any thread, the connection's own included. While connected, the call
+  /// is written on the caller's thread and its reply resumes the caller from the
+  /// connection's thread: the caller waits for the bus and the peer, not for a turn of
+  /// the connection's loop. While connecting or reconnecting, it goes through the loop,
+  /// which says why it cannot be made.
+  ///
   /// - Parameters:
   ///   - message: A method call.
   ///   - timeout: How long to wait for the reply.
   /// - Returns: The method's reply.
   /// - Throws: ``DBusError``: the error the peer replied with, ``DBusError/Name/noReply``
-  ///   when the timeout passes, ``DBusError/Name/disconnected`` when the connection is
-  ///   lost first.
-  public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws(DBusError)
-    -> Message
+  ///   when the timeout passes or the calling task is cancelled first,
+  ///   ``DBusError/Name/disconnected`` when the connection is lost first.
+  public nonisolated func call(_ message: Message, timeout: Duration = .seconds(25))
+    async throws(DBusError) -> Message
   {
     guard message.kind == .methodCall else {
       throw DBusError(.invalidArgs, "only a method call has a reply to wait for")
     }
+    let built = try MessageCoding.makeRaw(message)
+    let awaited = AwaitedReply()
+    let nanoseconds =
+      timeout.components.seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+      ? Int.max / 2
+      : Int(timeout.components.seconds) * 1_000_000_000
+        + Int(timeout.components.attoseconds / 1_000_000_000)
+    guard let serial = sendAwaitingReply(built, awaited, within: max(1_000_000, nanoseconds))
+    else {
+      dbus_message_unref(built)
+      if closed.load(ordering: .acquiring) {
+        throw DBusError(.disconnected, "the connection to the bus is closed")
+      }
+      return try await callOnLoop(message, timeout: timeout)
+    }
+    let result = await withTaskCancellationHandler {
+      await awaited.result()
+    } onCancel: {
+      replyWaiters.take(serial)?.complete(
+        .failure(DBusError(.noReply, "the call was cancelled before its reply arrived")))
+    }
+    return try result.get()
+  }
+
+  /// Writes a method call from the caller's thread and registers the call for its reply,
+  /// when connected; the call's serial, or `nil` when not connected.
+  private nonisolated func sendAwaitingReply(
+    _ built: OpaquePointer, _ awaited: AwaitedReply, within nanoseconds: Int
+  ) -> UInt32? {
+    let deadline = MonotonicClock.now + nanoseconds
+    let sent = outgoing.withLock { outgoing -> (serial: UInt32, complete: Bool)? in
+      // A target is set only once what waited for the connection went out, so nothing
+      // sent before is still queued.
+      guard let target = outgoing.target, outgoing.queue.isEmpty else { return nil }
+      var serial: UInt32 = 0
+      guard dbus_connection_send(target.raw, built, &serial) != 0 else { return nil }
+      // Registered under the lock the send took, which the loop takes to look a reply
+      // up: however fast the reply comes, it finds the call.
+      replyWaiters.add(awaited, serial: serial, deadline: deadline)
+      return (serial, dbus_connection_has_messages_to_send(target.raw) == 0)
+    }
+    guard let sent else { return nil }
+    dbus_message_unref(built)
+    if !sent.complete { loop.wake() }
+    return sent.serial
+  }
+
+  /// ``call(_:timeout:)`` through libdbus's pending calls on the loop: the path while
+  /// not connected (`Hello` itself, and calls made while reconnecting, which fail).
+  func callOnLoop(_ message: Message, timeout: Duration) async throws(DBusError) -> Message {
     flushOutgoing()
     guard let raw else {
       throw DBusError(.disconnected, "the connection to the bus is \(isClosed ? "closed" : "down")")
@@ -402,6 +482,20 @@ public actor BusConnection {
     }
     pendingReplies[ObjectIdentifier(box)] = nil
     return try result.get()
+  }
+
+  /// Completes the call a received reply answers, on the loop thread: whether one was
+  /// waiting.
+  func completeCall(_ message: OpaquePointer) -> Bool {
+    let serial = dbus_message_get_reply_serial(message)
+    // Taken under the lock a call is sent and registered under: a reply that arrives
+    // before its call is registered waits for it.
+    guard let awaited = outgoing.withLock({ _ in replyWaiters.take(serial) }) else {
+      return false
+    }
+    let reply = MessageCoding.decode(message, strings: &decodedStrings)
+    awaited.complete(reply.error.map { .failure($0) } ?? .success(reply))
+    return true
   }
 
   /// A method call to the bus itself.
@@ -445,6 +539,9 @@ public actor BusConnection {
       handleMethodCall(
         MessageCoding.decode(message), object: ExportedObject(interfaces: [:], introspection: [:]))
       return DBUS_HANDLER_RESULT_HANDLED
+    case DBUS_MESSAGE_TYPE_METHOD_RETURN, DBUS_MESSAGE_TYPE_ERROR:
+      return completeCall(message)
+        ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     default:
       return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
@@ -517,6 +614,132 @@ struct Outgoing {
     target = nil
     for message in queue { dbus_message_unref(message.raw) }
     queue.removeAll()
+  }
+}
+
+/// A call made while connected, waiting for its reply: the reply, a timeout, a
+/// cancellation or the loss of the connection completes it, whichever comes first.
+///
+/// The caller may start waiting before or after the completion.
+final class AwaitedReply: Sendable {
+  private enum State {
+    case waiting(UnsafeContinuation<Result<Message, DBusError>, Never>?)
+    case completed(Result<Message, DBusError>?)
+  }
+
+  private let state = Mutex(State.waiting(nil))
+
+  /// Waits for the completion.
+  func result() async -> Result<Message, DBusError> {
+    await withUnsafeContinuation { continuation in
+      let early = state.withLock { state -> Result<Message, DBusError>? in
+        guard case .completed(let result) = state else {
+          state = .waiting(continuation)
+          return nil
+        }
+        state = .completed(nil)
+        return result
+      }
+      if let early { continuation.resume(returning: early) }
+    }
+  }
+
+  /// Completes the call; called once, by whoever took it from ``ReplyWaiters``.
+  func complete(_ result: Result<Message, DBusError>) {
+    let waiter = state.withLock { state -> UnsafeContinuation<Result<Message, DBusError>, Never>? in
+      guard case .waiting(let continuation) = state else { return nil }
+      state = .completed(continuation == nil ? result : nil)
+      return continuation
+    }
+    waiter?.resume(returning: result)
+  }
+}
+
+/// The calls of a connection waiting for their replies, by serial, and the timer that
+/// ends those whose timeout passes.
+///
+/// Whoever takes a call from here completes it: the loop with its reply, the timer, a
+/// cancellation, or the loss of the connection. The timer is set for the earliest
+/// deadline only when a call's deadline comes before the one it is set for, so calls
+/// made one after another with the same timeout do not touch it.
+final class ReplyWaiters: Sendable {
+  private struct State {
+    var calls: [UInt32: (awaited: AwaitedReply, deadline: Int)] = [:]
+    /// When the timer fires next (monotonic nanoseconds); `Int.max` when it is not set.
+    var timerDeadline = Int.max
+  }
+
+  private let state = Mutex(State())
+  private let timer: TimerSource
+
+  /// A dispatch timer.
+  ///
+  /// Safety of @unchecked Sendable: dispatch sources are thread-safe; the source is
+  /// scheduled and cancelled through their calls only.
+  private struct TimerSource: @unchecked Sendable {
+    let source: any DispatchSourceTimer
+  }
+
+  init() {
+    timer = TimerSource(source: DispatchSource.makeTimerSource(queue: .global()))
+    timer.source.setEventHandler { [weak self] in self?.expire() }
+    timer.source.activate()
+  }
+
+  deinit {
+    timer.source.cancel()
+  }
+
+  /// Registers a call, setting the timer for its deadline when that comes first.
+  func add(_ awaited: AwaitedReply, serial: UInt32, deadline: Int) {
+    state.withLock { state in
+      state.calls[serial] = (awaited, deadline)
+      guard deadline < state.timerDeadline else { return }
+      state.timerDeadline = deadline
+      // Under the lock, so that concurrent callers set the timer in deadline order.
+      arm(for: deadline)
+    }
+  }
+
+  private func arm(for deadline: Int) {
+    let delay = max(0, deadline - MonotonicClock.now)
+    timer.source.schedule(deadline: .now() + .nanoseconds(delay), leeway: .milliseconds(1))
+  }
+
+  /// Takes the call waiting for reply `serial`, if any.
+  func take(_ serial: UInt32) -> AwaitedReply? {
+    state.withLock { $0.calls.removeValue(forKey: serial)?.awaited }
+  }
+
+  /// Takes every waiting call.
+  func takeAll() -> [AwaitedReply] {
+    state.withLock { state in
+      defer { state.calls.removeAll() }
+      return state.calls.values.map(\.awaited)
+    }
+  }
+
+  /// Ends the calls whose deadline passed and sets the timer for the next one.
+  private func expire() {
+    let now = MonotonicClock.now
+    let expired = state.withLock { state -> [AwaitedReply] in
+      var expired: [AwaitedReply] = []
+      var next = Int.max
+      for (serial, entry) in state.calls {
+        if entry.deadline <= now {
+          expired.append(entry.awaited)
+          state.calls[serial] = nil
+        } else {
+          next = min(next, entry.deadline)
+        }
+      }
+      state.timerDeadline = next
+      if next != Int.max { arm(for: next) }
+      return expired
+    }
+    for awaited in expired {
+      awaited.complete(.failure(DBusError(.noReply, "no reply arrived in time")))
+    }
   }
 }
 

@@ -61,12 +61,27 @@ public final class NotifyCenter: Sendable {
   /// Held while a connection-thread handler runs (``register(_:queue:handler:)`` with no
   /// queue), so that a cancel from another thread can wait for a call under way.
   let connectionHandlerGate = Mutex(())
+  /// The match rules of every name registered here, one per name's interface, by the
+  /// interface's part after ``NotifyWire/interfacePrefix`` (which for most names is the
+  /// name itself, so the rule shares its string); their `Posted` signals reach
+  /// ``receivedPost(_:)``.
+  let postRules: SignalRuleSet
+  /// The same for names whose interface is hashed (``NotifyWire/hashedInterfacePrefix``).
+  let hashedPostRules: SignalRuleSet
 
   /// Tokens are unique across every center of the process.
   private static let lastToken = Atomic<Int32>(1)
 
   /// Every center of the process, so that `self.` names reach all of them.
   private static let processCenters = Mutex<[WeakCenter]>([])
+
+  /// How the rule set's handler reaches its center without holding it.
+  private final class PostRouter: @unchecked Sendable {
+    // Safety of @unchecked Sendable: `center` is written once, in the center's init,
+    // before the rule set holds any rule (so before the connection's thread can call
+    // the handler), and only read afterwards.
+    weak var center: NotifyCenter?
+  }
 
   private struct WeakCenter: @unchecked Sendable {
     // Safety of @unchecked Sendable: a weak reference to a Sendable class, read and
@@ -77,6 +92,17 @@ public final class NotifyCenter: Sendable {
   init(connection: BusConnection, mediated: Bool = false) {
     self.connection = connection
     self.isMediated = mediated
+    // The rule set's handler reaches the center through a weak reference set below,
+    // before any rule is added.
+    let router = PostRouter()
+    let template = MatchRule.signal(member: NotifyWire.member, path: NotifyWire.path)
+    postRules = connection.ruleSet(template, interfacePrefix: NotifyWire.interfacePrefix) {
+      router.center?.receivedPost($0)
+    }
+    hashedPostRules = connection.ruleSet(
+      template, interfacePrefix: NotifyWire.hashedInterfacePrefix
+    ) { router.center?.receivedPost($0) }
+    router.center = self
     Self.processCenters.withLock { centers in
       centers.removeAll { $0.center == nil }
       centers.append(WeakCenter(center: self))
@@ -366,25 +392,31 @@ public final class NotifyCenter: Sendable {
   }
 
   /// Adds the match rule for `subject` and routes what it matches to its registrations.
+  ///
+  /// A name's rule goes into the center's rule set, so that thousands of names cost an
+  /// interface each on the connection; a namespace has a subscription of its own.
   private func subscribe(_ subject: Subject) async -> Result<Void, DBusError> {
-    let rule: MatchRule
-    switch subject {
-    case .name(let name):
-      rule = NotifyWire.rule(for: name)
-    case .namespace(let prefix):
-      do {
-        rule = try NotifyWire.rule(forNamespace: prefix)
-      } catch {
-        return .failure(DBusError(.matchRuleInvalid, error.message))
-      }
-    }
-    let expectedInterface = rule.interface
-    do {
-      let subscription = try await connection.subscribe(rule) { [weak self] message in
-        self?.received(message, for: subject, interface: expectedInterface)
+    do throws(DBusError) {
+      let subscription: Registry.BusSubscription
+      switch subject {
+      case .name(let name):
+        let (rules, suffix) = postRule(for: name)
+        try await rules.add(interfaceSuffix: suffix)
+        subscription = .name
+      case .namespace(let prefix):
+        let rule: MatchRule
+        do {
+          rule = try NotifyWire.rule(forNamespace: prefix)
+        } catch {
+          throw DBusError(.matchRuleInvalid, error.message)
+        }
+        subscription = .rule(
+          try await connection.subscribe(rule) { [weak self] message in
+            self?.received(message, for: subject)
+          })
       }
       let orphaned = registry.withLock { $0.subscribed(subject, subscription) }
-      if orphaned { await subscription.cancel() }
+      if orphaned { await unsubscribe(subject, subscription) }
       return .success(())
     } catch {
       registry.withLock { $0.subscriptionFailed(subject) }
@@ -392,17 +424,59 @@ public final class NotifyCenter: Sendable {
     }
   }
 
+  /// The rule set that holds `name`'s rule, and the part of its interface it keeps: the
+  /// name's own string when the interface is the prefix and the name, so the rule shares it.
+  private func postRule(for name: NotifyName) -> (SignalRuleSet, String) {
+    let interface = NotifyWire.interface(for: name).rawValue
+    for rules in [postRules, hashedPostRules]
+    where interface.utf8.starts(with: rules.interfacePrefix.utf8) {
+      let suffix = interface.utf8.dropFirst(rules.interfacePrefix.utf8.count)
+      return (
+        rules,
+        suffix.elementsEqual(name.rawValue.utf8)
+          ? name.rawValue : String(decoding: suffix, as: UTF8.self)
+      )
+    }
+    preconditionFailure("interface '\(interface)' has neither notification prefix")
+  }
+
+  /// Ends a subject's subscription on the bus.
+  func unsubscribe(_ subject: Subject, _ subscription: Registry.BusSubscription) async {
+    switch (subject, subscription) {
+    case (.name(let name), .name):
+      let (rules, suffix) = postRule(for: name)
+      await rules.remove(interfaceSuffix: suffix)
+    case (_, .rule(let subscription)):
+      await subscription.cancel()
+    case (.namespace, .name):
+      preconditionFailure("a namespace is never in the rule set")
+    }
+  }
+
   // MARK: - Receiving
 
-  /// Handles a signal routed to `subject`'s subscription, on the connection's thread.
+  /// Handles a `Posted` signal that matched a name's rule, on the connection's thread.
   ///
-  /// For a name subscription the check compares the first argument and the interface
-  /// with the name and its interface, computed once at subscription.
-  private func received(_ message: Message, for subject: Subject, interface: InterfaceName?) {
+  /// The rule matched the interface; the first argument must be the name whose interface
+  /// that is.
+  fileprivate func receivedPost(_ message: Message) {
+    guard case .string(let text)? = message.body.first, let name = try? NotifyName(text),
+      NotifyWire.isPosted(message, name: name)
+    else {
+      registry.withLock { $0.malformedSignals += 1 }
+      return
+    }
+    received(message, for: .name(name), posted: name)
+  }
+
+  /// Handles a signal routed to `subject`'s subscription, on the connection's thread;
+  /// `posted` is the name when already checked.
+  private func received(_ message: Message, for subject: Subject, posted checked: NotifyName? = nil)
+  {
     let posted: NotifyName?
     switch subject {
     case .name(let expected):
-      posted = NotifyWire.isPosted(message, name: expected, interface: interface) ? expected : nil
+      posted = checked ?? (NotifyWire.isPosted(message, name: expected) ? expected : nil)
     case .namespace(let prefix):
       posted = NotifyWire.postedName(in: message).flatMap {
         $0.isInside(namespace: prefix) ? $0 : nil
@@ -575,7 +649,10 @@ public final class NotifyCenter: Sendable {
     }
     // A stream may serve several registrations; it ends with the last of them.
     removal.finishedStream?.finish()
-    if let unsubscribe = removal.unsubscribe { Task { await unsubscribe.cancel() } }
+    if let unsubscribe = removal.unsubscribe {
+      let subject = removal.registration.subject
+      Task { await self.unsubscribe(subject, unsubscribe) }
+    }
   }
 
   /// Whether `token` is a live registration of this center.

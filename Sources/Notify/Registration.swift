@@ -36,21 +36,28 @@ enum Subject: Hashable {
 ///
 /// Lives in ``NotifyCenter``'s registry, under its lock.
 struct Registration {
+  // Small fields first: a registry holds many, and Swift lays fields out in order.
   let token: NotifyToken
+  /// Nesting depth of `suspend`.
+  var suspendCount: Int32 = 0
+  /// A dispatch block is queued and has not started: further posts coalesce into it.
+  var scheduled = false
   let subject: Subject
   let delivery: Delivery
   /// Posts that reached this registration; starts at 1 so the first check is true.
   var postCount: UInt64 = 1
   /// `postCount` at the last check; starts at 0.
   var checkedCount: UInt64 = 0
-  /// Nesting depth of `suspend`.
-  var suspendCount = 0
   /// A post arrived while suspended: deliver once on the last resume.
   ///
   /// Boxed, so an idle registration stays small.
   var deferred: DeferredPost?
-  /// A dispatch block is queued and has not started: further posts coalesce into it.
-  var scheduled = false
+
+  init(token: NotifyToken, subject: Subject, delivery: Delivery) {
+    self.token = token
+    self.subject = subject
+    self.delivery = delivery
+  }
 }
 
 /// The post a suspended registration delivers on its last resume.

@@ -14,11 +14,13 @@ struct TokenList: Sequence {
   private var first: NotifyToken?
   private var others: [NotifyToken] = []
   /// The live tokens.
-  private(set) var count = 0
+  var count: Int { Int(liveCount) }
+  // 32-bit counts keep a name's entry small; a process has fewer than 2³¹ tokens.
+  private var liveCount: UInt32 = 0
   /// Removed tokens still held.
-  private var removed = 0
+  private var removed: UInt32 = 0
 
-  var isEmpty: Bool { count == 0 }
+  var isEmpty: Bool { liveCount == 0 }
 
   mutating func append(_ token: NotifyToken) {
     if first == nil {
@@ -26,7 +28,7 @@ struct TokenList: Sequence {
     } else {
       others.append(token)
     }
-    count += 1
+    liveCount += 1
   }
 
   /// Counts one token as removed.
@@ -34,14 +36,14 @@ struct TokenList: Sequence {
   /// - Returns: Whether the list should be compacted: it holds more removed tokens than live
   ///   ones.
   mutating func remove() -> Bool {
-    precondition(count > 0, "a token removed from a list with none live")
-    count -= 1
+    precondition(liveCount > 0, "a token removed from a list with none live")
+    liveCount -= 1
     removed += 1
-    if count == 0 {
+    if liveCount == 0 {
       self = TokenList()
       return false
     }
-    return removed > count
+    return removed > liveCount
   }
 
   init() {}

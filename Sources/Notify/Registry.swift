@@ -21,11 +21,18 @@ struct Registry {
     case immediate(@Sendable (NotifyToken) -> Void, NotifyToken)
   }
 
+  /// How a subject is subscribed on the bus.
+  enum BusSubscription {
+    /// A name: its interface is in the center's rule set (``NotifyCenter/postRules``).
+    case name
+    /// A namespace: a subscription of its own.
+    case rule(SignalSubscription)
+  }
+
   /// A name or namespace and its registrations.
   struct SubjectState {
     var tokens = TokenList()
-    var subscription: SignalSubscription?
-    var pending: Task<Result<Void, DBusError>, Never>?
+    var subscription: BusSubscription?
   }
 
   /// A pipe made by ``NotifyCenter/registerFileDescriptor(_:reusing:)``.
@@ -36,6 +43,9 @@ struct Registry {
 
   var registrations: [NotifyToken: Registration] = [:]
   var subjects: [Subject: SubjectState] = [:]
+  /// The subscriptions under way, which a subject's first registrations wait for: apart
+  /// from ``subjects``, whose entries stay small.
+  var pendingSubscriptions: [Subject: Task<Result<Void, DBusError>, Never>] = [:]
   var pipes: [CInt: Pipe] = [:]
   /// How many registrations each stream of ``NotifyCenter/events(for:inNamespaces:bufferSize:)``
   /// serves: it finishes with the last.
@@ -76,11 +86,10 @@ struct Registry {
     for subject: Subject, isLocal: Bool,
     start: () -> Task<Result<Void, DBusError>, Never>
   ) -> Task<Result<Void, DBusError>, Never>? {
-    guard !isLocal, var state = subjects[subject], state.subscription == nil else { return nil }
-    if let pending = state.pending { return pending }
+    guard !isLocal, let state = subjects[subject], state.subscription == nil else { return nil }
+    if let pending = pendingSubscriptions[subject] { return pending }
     let task = start()
-    state.pending = task
-    subjects[subject] = state
+    pendingSubscriptions[subject] = task
     return task
   }
 
@@ -88,26 +97,25 @@ struct Registry {
   ///
   /// Returns `true` when every registration went away while it was being made, so the caller should
   /// cancel it.
-  mutating func subscribed(_ subject: Subject, _ subscription: SignalSubscription) -> Bool {
-    guard var state = subjects[subject], !state.tokens.isEmpty else {
+  mutating func subscribed(_ subject: Subject, _ subscription: BusSubscription) -> Bool {
+    pendingSubscriptions[subject] = nil
+    guard subjects[subject]?.tokens.isEmpty == false else {
       subjects[subject] = nil
       return true
     }
-    state.subscription = subscription
-    state.pending = nil
-    subjects[subject] = state
+    subjects[subject]?.subscription = subscription
     return false
   }
 
   mutating func subscriptionFailed(_ subject: Subject) {
-    subjects[subject]?.pending = nil
+    pendingSubscriptions[subject] = nil
   }
 
   /// A removed registration, and what the center must end outside the lock.
   struct Removal {
     var registration: Registration
     /// The bus subscription to cancel: the registration was the last of its subject.
-    var unsubscribe: SignalSubscription?
+    var unsubscribe: BusSubscription?
     /// The stream to finish: the registration was the last it served.
     var finishedStream: AsyncStream<NotifyEvent>.Continuation?
   }
@@ -138,7 +146,7 @@ struct Registry {
       let live = subjects.values[index].tokens.filter { registrations[$0] != nil }
       subjects.values[index].tokens = TokenList(live)
     }
-    if subjects.values[index].tokens.isEmpty && subjects.values[index].pending == nil {
+    if subjects.values[index].tokens.isEmpty && pendingSubscriptions[registration.subject] == nil {
       removal.unsubscribe = subjects.values[index].subscription
       subjects.remove(at: index)
     }

@@ -32,35 +32,63 @@ public enum NotifyWire {
   /// apart.
   public static func interface(for name: NotifyName) -> InterfaceName {
     // Built as bytes and made a string once: this runs for every post.
-    let hexDigits: StaticString = "0123456789abcdef"
     var bytes: [UInt8] = []
     bytes.reserveCapacity(interfacePrefix.utf8.count + name.rawValue.utf8.count + 8)
     bytes.append(contentsOf: interfacePrefix.utf8)
+    forEachEscapedByte(of: name) { bytes.append($0) }
+    if bytes.count > 255 {
+      return InterfaceName(unchecked: hashedInterfacePrefix + "h" + hash128(name.rawValue))
+    }
+    return InterfaceName(unchecked: String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// Whether `interface` is ``interface(for:)`` of `name`, without building it: what a
+  /// receiver checks for every signal.
+  public static func isInterface(_ interface: InterfaceName, of name: NotifyName) -> Bool {
+    let text = interface.rawValue.utf8
+    // The hashed form, for long names, is rare: compare it built.
+    guard text.starts(with: interfacePrefix.utf8) else {
+      return interface == self.interface(for: name)
+    }
+    var remaining = text.dropFirst(interfacePrefix.utf8.count)
+    var equal = true
+    var length = interfacePrefix.utf8.count
+    forEachEscapedByte(of: name) { byte in
+      length += 1
+      guard equal else { return }
+      if remaining.first == byte {
+        remaining.removeFirst()
+      } else {
+        equal = false
+      }
+    }
+    return equal && remaining.isEmpty && length <= 255
+  }
+
+  /// The bytes after ``interfacePrefix`` of the escaped interface of `name`.
+  private static func forEachEscapedByte(of name: NotifyName, _ body: (UInt8) -> Void) {
+    let hexDigits: StaticString = "0123456789abcdef"
     var index = 0
     for byte in name.rawValue.utf8 {
       if byte == UInt8(ascii: ".") {
-        if index == 0 { bytes.append(UInt8(ascii: "_")) }
-        bytes.append(byte)
+        if index == 0 { body(UInt8(ascii: "_")) }
+        body(byte)
         index = 0
         continue
       }
       let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
       let isDigit = byte >= 0x30 && byte <= 0x39
       if isLetter || (isDigit && index > 0) {
-        bytes.append(byte)
+        body(byte)
       } else {
-        bytes.append(UInt8(ascii: "_"))
-        bytes.append(hexDigits.utf8Start[Int(byte >> 4)])
-        bytes.append(hexDigits.utf8Start[Int(byte & 0xF)])
+        body(UInt8(ascii: "_"))
+        body(hexDigits.utf8Start[Int(byte >> 4)])
+        body(hexDigits.utf8Start[Int(byte & 0xF)])
       }
       index += 1
     }
     // An empty last element (the name is empty or ends with a dot).
-    if index == 0 { bytes.append(UInt8(ascii: "_")) }
-    if bytes.count > 255 {
-      return InterfaceName(unchecked: hashedInterfacePrefix + "h" + hash128(name.rawValue))
-    }
-    return InterfaceName(unchecked: String(decoding: bytes, as: UTF8.self))
+    if index == 0 { body(UInt8(ascii: "_")) }
   }
 
   /// A 128-bit FNV-1a hash of the name's bytes as 32 lower-case hex digits: two 64-bit
@@ -119,7 +147,7 @@ public enum NotifyWire {
   public static func postedName(in message: Message) -> NotifyName? {
     guard message.kind == .signal, message.member == member, message.path == path,
       case .string(let text)? = message.body.first, let name = try? NotifyName(text),
-      message.interface == interface(for: name)
+      let interface = message.interface, isInterface(interface, of: name)
     else { return nil }
     if message.body.count > 1, case .uint64 = message.body[1] {
     } else if message.body.count > 1 {
@@ -135,7 +163,8 @@ public enum NotifyWire {
   ) -> Bool {
     guard message.kind == .signal, message.member == member, message.path == path,
       case .string(let text)? = message.body.first, text.utf8.elementsEqual(name.rawValue.utf8),
-      message.interface == (interface ?? self.interface(for: name))
+      let received = message.interface,
+      interface.map({ $0 == received }) ?? isInterface(received, of: name)
     else { return false }
     if message.body.count > 1, case .uint64 = message.body[1] {
     } else if message.body.count > 1 {

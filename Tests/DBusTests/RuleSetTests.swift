@@ -1,0 +1,156 @@
+import BusTestSupport
+import DBus
+import Testing
+
+/// ``SignalRuleSet``: rules of one shape, one per interface, with one handler.
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+struct RuleSetTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  func connect() async throws -> BusConnection {
+    try await BusConnection.connect(to: .address(bus.address))
+  }
+
+  static let first: InterfaceName = "org.notifybus.Test.First"
+  static let second: InterfaceName = "org.notifybus.Test.Second"
+  static let other: InterfaceName = "org.notifybus.Test.Other"
+
+  static func tick(_ interface: InterfaceName, _ tag: String, member: MemberName = "Tick")
+    -> Message
+  {
+    .signal(path: testPath, interface: interface, member: member, body: [.string(tag)])
+  }
+
+  static func tags(_ messages: [Message]) -> [String] {
+    messages.compactMap { $0.body.first?.stringValue }
+  }
+
+  @Test func deliversWhatItsRulesMatchOnceEachInOrder() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    let set = receiver.ruleSet(.signal(member: "Tick", path: testPath)) { inbox.append($0) }
+    try await set.add(Self.first)
+    try await set.add(Self.second)
+    // A plain subscription to the same signals does not make the set see them twice.
+    let plain = Inbox()
+    let subscription = try await receiver.subscribe(.signal(interface: Self.first)) {
+      plain.append($0)
+    }
+    for message in [
+      Self.tick(Self.first, "1"), Self.tick(Self.other, "not added"),
+      Self.tick(Self.first, "wrong member", member: "Tock"), Self.tick(Self.second, "2"),
+      .signal(path: "/elsewhere", interface: Self.first, member: "Tick", body: [.string("path")]),
+      Self.tick(Self.first, "3"),
+    ] {
+      try sender.send(message)
+    }
+    try await sender.flush()
+    #expect(Self.tags(await inbox.wait(for: 3)) == ["1", "2", "3"])
+    #expect(Self.tags(await plain.wait(for: 4)) == ["1", "wrong member", "path", "3"])
+    #expect(Self.tags(inbox.all) == ["1", "2", "3"])
+    let me = try #require(await receiver.uniqueName)
+    #expect(try await matchRules(of: me, via: sender) == 3)
+    #expect(await receiver.matchRuleCount == 3)
+    await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+  }
+
+  @Test func aRuleStaysUntilItsLastUseIsRemoved() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    let set = receiver.ruleSet(.signal(member: "Tick", path: testPath)) { inbox.append($0) }
+    try await set.add(Self.first)
+    try await set.add(Self.first)
+    try await set.add(Self.second)
+    let me = try #require(await receiver.uniqueName)
+    #expect(try await matchRules(of: me, via: sender) == 2)
+    await set.remove(Self.first)
+    try sender.send(Self.tick(Self.first, "still"))
+    #expect(Self.tags(await inbox.wait(for: 1)) == ["still"])
+    await set.remove(Self.first)
+    try await receiver.flush()
+    #expect(try await matchRules(of: me, via: sender) == 1)
+    try sender.send(Self.tick(Self.first, "gone"))
+    try sender.send(Self.tick(Self.second, "second"))
+    #expect(Self.tags(await inbox.wait(for: 2)) == ["still", "second"])
+    await set.cancel()
+    try await receiver.flush()
+    #expect(try await matchRules(of: me, via: sender) == 0)
+    #expect(await receiver.matchRuleCount == 0)
+    // Usable again after a cancel.
+    try await set.add(Self.second)
+    try sender.send(Self.tick(Self.second, "again"))
+    #expect(Self.tags(await inbox.wait(for: 3)) == ["still", "second", "again"])
+    await sender.close()
+    await receiver.close()
+  }
+
+  @Test func rulesComeBackAfterTheBusRestarts() async throws {
+    let receiver = try await connect()
+    let inbox = Inbox()
+    let set = receiver.ruleSet(.signal(member: "Tick", path: testPath)) { inbox.append($0) }
+    try await set.add(Self.first)
+    bus.kill()
+    try bus.start()
+    await waitUntil(timeout: .seconds(20)) {
+      if case .connected = await receiver.state { return true }
+      return false
+    }
+    let sender = try await connect()
+    // The rules are restored right after connecting; a round trip orders this after them.
+    try await receiver.flush()
+    try sender.send(Self.tick(Self.first, "after"))
+    #expect(Self.tags(await inbox.wait(for: 1)) == ["after"])
+    await sender.close()
+    await receiver.close()
+  }
+
+  @Test func aPrefixedSetKeepsSuffixesAndTellsCollidingLookalikesApart() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let inbox = Inbox()
+    let set = receiver.ruleSet(
+      .signal(member: "Tick", path: testPath), interfacePrefix: "org.notifybus.Test."
+    ) {
+      inbox.append($0)
+    }
+    try await set.add(interfaceSuffix: "First")
+    try await set.add(Self.second)
+    await #expect(throws: DBusError.self) { try await set.add(interfaceSuffix: "9bad") }
+    await #expect(throws: DBusError.self) { try await set.add("org.elsewhere.First") }
+    // Interfaces that share the suffix's text under another prefix, or a prefix of it,
+    // are not the set's; a plain subscription makes the bus route them here.
+    let everyTick = try await receiver.subscribe(.signal(member: "Tick")) { _ in }
+    try sender.send(Self.tick("org.notifybus.Tests.First", "other prefix"))
+    try sender.send(Self.tick("org.notifybus.Test.Firs", "shorter"))
+    try sender.send(Self.tick(Self.first, "1"))
+    try sender.send(Self.tick(Self.second, "2"))
+    #expect(Self.tags(await inbox.wait(for: 2)) == ["1", "2"])
+    await set.remove(interfaceSuffix: "First")
+    await set.remove(Self.second)
+    await everyTick.cancel()
+    #expect(await receiver.matchRuleCount == 0)
+    await sender.close()
+    await receiver.close()
+  }
+
+  @Test func anInvalidTemplateOrAClosedConnectionIsAnError() async throws {
+    let receiver = try await connect()
+    var template = MatchRule.signal(member: "Tick")
+    template.path = testPath
+    template.pathNamespace = "/org"
+    let invalid = receiver.ruleSet(template) { _ in }
+    let error = await #expect(throws: DBusError.self) { try await invalid.add(Self.first) }
+    #expect(error?.name == .matchRuleInvalid)
+    #expect(await receiver.matchRuleCount == 0)
+    await receiver.close()
+    let closed = receiver.ruleSet(.signal(member: "Tick")) { _ in }
+    let closedError = await #expect(throws: DBusError.self) { try await closed.add(Self.first) }
+    #expect(closedError?.name == .disconnected)
+  }
+}

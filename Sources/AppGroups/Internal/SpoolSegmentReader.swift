@@ -8,7 +8,7 @@ import SystemSupport
 
 /// Reads a segment file (`Protocol/container.md` §4.9) in bounded pieces: never more than
 /// one chunk, or one record's frame when it is larger, at a time.
-enum SpoolSegmentReader {
+package enum SpoolSegmentReader {
   /// The window the scans that look at every byte (zeros, damage) read at a time.
   static let window = 64 << 10
 
@@ -69,12 +69,14 @@ enum SpoolSegmentReader {
   /// - Returns: Where the valid records end, and what follows them.
   static func scan(
     _ file: borrowing FileDescriptor, from start: Int64, size: Int64,
+    firstChunk: Int = 4 << 10, largestChunk: Int = 1 << 20,
     found: (SpoolSegmentFormat.Record) -> Void
   ) throws(ContainerError) -> (end: Int64, tail: SpoolSegmentFormat.Tail) {
+    precondition(firstChunk >= SpoolSegmentFormat.frameHeaderSize)
     var end = start
     var tail = SpoolSegmentFormat.Tail.zeros
     // Small first: a drain woken for one share reads its record and a few zeros.
-    var chunk = 4 << 10
+    var chunk = firstChunk
     while end < size {
       let available = size - end
       let count = Int(min(Int64(chunk), available))
@@ -103,7 +105,7 @@ enum SpoolSegmentReader {
       // bytes at its end may be the start of a record.
       if scan.end + SpoolSegmentFormat.frameHeaderSize <= count { break }
       // Many records: read more at once.
-      chunk = min(chunk * 2, 1 << 20)
+      chunk = max(chunk, min(chunk * 2, largestChunk))
     }
     return (end, tail)
   }
@@ -175,5 +177,28 @@ enum SpoolSegmentReader {
       offset += Int64(bytes.count - header + 1)
     }
     return nil
+  }
+
+  /// What the reader finds in the segment file at `path`, read with the given chunk sizes:
+  /// its records from offset 16 and where they end, what follows them, the frames counted
+  /// from there, and the first valid record behind them (the fuzz harness compares these with
+  /// what ``SpoolSegmentFormat`` finds in the same bytes).
+  package static func read(
+    path: String, firstChunk: Int, largestChunk: Int
+  ) throws(ContainerError) -> (
+    records: [SpoolSegmentFormat.Record], end: Int, tail: SpoolSegmentFormat.Tail,
+    frames: (records: Int, bodyBytes: Int64), firstRecord: Int?
+  ) {
+    let file = try FileDescriptor.openRegularFile(path)
+    let size = Int64(try file.status().st_size)
+    let start = min(Int64(SpoolSegmentFormat.headerSize), size)
+    var records: [SpoolSegmentFormat.Record] = []
+    let scan = try scan(
+      file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk
+    ) { records.append($0) }
+    return (
+      records, Int(scan.end), scan.tail, try countFrames(file, from: start, size: size),
+      try firstRecord(file, after: scan.end, size: size).map { Int($0) }
+    )
   }
 }

@@ -70,33 +70,54 @@ enum SpoolSuite: BenchmarkSuite {
     }
   }
 
-  /// Microseconds per entry to drain a spool holding `pending` single-file entries.
-  ///
-  /// The entries are written straight into `new/` in the spool's format (`open`, `write`,
-  /// `close`) without flushing each (the set-up would otherwise take longer than the drain),
-  /// then flushed all at once (`sync(2)` in ``seconds(_:)``) before the timed drain.
+  /// Microseconds per entry to drain a spool holding `pending` entries as producers make
+  /// them today: records in segment files (`segments/`), each enqueued durably through
+  /// `Spool.enqueue` by one of ``fillProducers`` producers (a
+  /// `Spool` instance each, as separate share extensions would be, so several segments),
+  /// their threads sharing each producer's `fdatasync`s; untimed.
   static func drainTimePerEntry(pending: Int) throws -> Double {
     let (path, container) = try scratch()
     defer { try? FileManager.default.removeItem(atPath: path) }
+    try fill(container, pending: pending)
     let spool = try Spool(container: container)
-    let base = Int64(Date().timeIntervalSince1970 * 1_000_000)
-    for index in 0..<pending {
-      let time = base + Int64(index)
-      let id = "s-\(index)"
-      let bytes = SpoolEntryFormat.encode(
-        enqueueTime: time, id: id, attachments: [], payload: payload(index))
-      let name = SpoolEntryName(time: time, bytes: Int64(bytes.count), id: id).rawValue
-      let fd = open(spool.path + "/new/" + name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-      guard fd >= 0, write(fd, bytes, bytes.count) == bytes.count, close(fd) == 0 else {
-        throw HandoffSuite.BenchError("cannot write \(name): \(String(cString: strerror(errno)))")
-      }
-    }
+    let segments = try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
+    precondition(
+      segments.contains { $0.hasSuffix(".seg") },
+      "the producers wrote no segment: the row would measure the old layout")
     var drained = 0
     let time = try seconds {
       try spool.drain { entry in drained += entry.payload.isEmpty ? 0 : 1 }
     }
     precondition(drained == pending, "spool drained \(drained) of \(pending)")
     return time * 1e6 / Double(pending)
+  }
+
+  /// The producers (`Spool` instances) that fill a spool for the drain rows.
+  static var fillProducers: Int { 4 }
+
+  /// Enqueues `pending` entries through the spool's API: ``fillProducers`` producers, each
+  /// with 8 threads of its own (real threads, not Dispatch's 2-thread pool, so their
+  /// enqueues group their `fdatasync`s).
+  static func fill(_ container: GroupContainer, pending: Int) throws {
+    let producers = try (0..<fillProducers).map { _ in try Spool(container: container) }
+    let threads = 8 * producers.count
+    let failures = ConcurrentFailures()
+    let done = DispatchGroup()
+    for worker in 0..<threads {
+      done.enter()
+      let producer = producers[worker % producers.count]
+      Thread {
+        defer { done.leave() }
+        for index in stride(from: worker, to: pending, by: threads) {
+          do { try producer.enqueue(payload: payload(index), id: "s-\(index)") } catch {
+            failures.record(error)
+            return
+          }
+        }
+      }.start()
+    }
+    done.wait()
+    try failures.check()
   }
 
   /// Items per second for enqueueing (at depth) and draining.

@@ -59,6 +59,8 @@ public func fuzz(_ bytes: [UInt8]) {
       precondition(again != nil && again == (try? swift.libdbusMarshalled()), "\(swift)")
       precondition((try? Message(marshalled: again!)) == swift)
       precondition((try? Message(libdbusDemarshalling: again!)) == swift)
+      // What a connection hands libdbus to send is those bytes too, its serial kept.
+      precondition((try? swift.builtForSending()).map { $0.bytes == again! } == true, "\(swift)")
       // Where libdbus reads the original too, it reads the same message. (libdbus refuses
       // some header fields the specification says to ignore, such as code 10 when it is not
       // an object path.)

@@ -136,7 +136,8 @@ extension Spool {
 final class DrainSession: @unchecked Sendable {
   // Safety of @unchecked Sendable: one drain uses its session from one step at a time;
   // the steps run one after another (each awaited before the next starts).
-  let lock: FileDescriptor
+  /// `drain.lock`, locked; unlocked and handed to the spool's next drain at the end.
+  private var lock: FileDescriptor?
   var summary = DrainSummary()
   /// Where an entry is: a file (or directory) in `new/` or `cur/`, or a segment's record.
   enum Source: Sendable {
@@ -161,15 +162,18 @@ final class DrainSession: @unchecked Sendable {
   private let spool: Spool
 
   init(lock: consuming FileDescriptor, spool: Spool, segments: [String: SegmentProgress]) {
-    self.lock = lock
+    self.lock = .some(lock)
     self.spool = spool
     self.segments = segments
   }
 
-  /// Hands what this drain knows of the segments to the spool's next drain.
+  /// Hands what this drain knows of the segments, and `drain.lock` unlocked, to the spool's
+  /// next drain.
   deinit {
     let segments = self.segments
     spool.segmentProgress.withLock { $0 = segments }
+    lock?.unlock()
+    spool.idleDrainLock.withLock { $0 = lock.take() }
   }
 }
 
@@ -182,7 +186,14 @@ struct Claim: Sendable {
 
 extension Spool {
   func beginDrain(wait: Bool) throws(ContainerError) -> DrainSession {
-    let lock = try root.openFile("drain.lock", flags: O_RDWR, create: true)
+    // The last drain's descriptor when no other drain of this instance holds it: an flock
+    // of a descriptor of its own, so drains of one process exclude each other too.
+    let lock: FileDescriptor
+    if let idle = idleDrainLock.withLock({ $0.take() }) {
+      lock = idle
+    } else {
+      lock = try root.openFile("drain.lock", flags: O_RDWR, create: true)
+    }
     guard try lock.lock(exclusive: true, wait: wait) else {
       throw ContainerError(
         code: .busy, path: lock.path,
@@ -215,11 +226,11 @@ extension Spool {
     var items: [DrainSession.Item] = []
     if !session.listedClaimed {
       session.listedClaimed = true
-      for raw in try claimed.entries() where !session.attempted.contains(raw) {
+      for raw in try claimedLister.entries() where !session.attempted.contains(raw) {
         items.append((SpoolEntryName(raw), raw, .claimed))
       }
     }
-    for raw in try incoming.entries() where !session.attempted.contains(raw) {
+    for raw in try incomingLister.entries() where !session.attempted.contains(raw) {
       items.append((SpoolEntryName(raw), raw, .incoming))
     }
     items += try refillSegments(session)

@@ -164,7 +164,7 @@ extension Spool {
   /// Lists the segments and returns the records of each that this drain has not seen;
   /// removes the segments that are finished (every record done, no producer holding it).
   func refillSegments(_ session: DrainSession) throws(ContainerError) -> [DrainSession.Item] {
-    let names = try segments.entries()
+    let names = try segmentsLister.entries()
     let present = Set(names)
     for name in session.segments.keys where !present.contains(name) {
       session.segments[name] = nil  // Removed by another consumer.

@@ -65,6 +65,11 @@ public final class Spool: Sendable {
   /// `segments/`: producers' segment files and the consumer's cursors.
   let segments: Directory
   let segmentWriter: SpoolSegmentWriter
+  /// Listers of `new/`, `cur/` and `segments/` for the drains, each with a descriptor of
+  /// its own kept open, so that a listing costs no `openat` and `close`.
+  let incomingLister: DirectoryLister
+  let claimedLister: DirectoryLister
+  let segmentsLister: DirectoryLister
   let delivered: Mutex<KeyLog>
   /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
   let incomingSync = GroupSync()
@@ -73,6 +78,8 @@ public final class Spool: Sendable {
   let lastStaleSweep = Mutex<UInt64?>(nil)
   /// What the last drain read of the segments, for the next (``takeSegmentProgress()``).
   let segmentProgress = Mutex<[String: SegmentProgress]>([:])
+  /// `drain.lock` open and unlocked, kept by the last drain for the next.
+  let idleDrainLock = Mutex<FileDescriptor?>(nil)
 
   /// Pending entries and bytes as of a listing, plus this process's enqueues since.
   struct UsageSnapshot: Sendable {
@@ -106,6 +113,9 @@ public final class Spool: Sendable {
     let segments = try root.privateDirectory("segments")
     self.segmentWriter = SpoolSegmentWriter(
       segments: try segments.reopen(), temporary: try temporary.reopen())
+    self.incomingLister = DirectoryLister(try incoming.reopen())
+    self.claimedLister = DirectoryLister(try claimed.reopen())
+    self.segmentsLister = DirectoryLister(try segments.reopen())
     self.segments = segments
     self.delivered = Mutex(
       KeyLog(

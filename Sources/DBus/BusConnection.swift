@@ -348,7 +348,7 @@ public actor BusConnection {
     case .sent(let complete):
       // libdbus wrote what it could; when part of it is still queued (the loop holds the
       // I/O path, or the socket is full) the loop must poll for writability.
-      if !complete { loop.wake() }
+      if !complete { loop.wakeToWrite() }
     case .queued(let first):
       if loop.inLoop {
         assumeIsolated { $0.flushOutgoing() }

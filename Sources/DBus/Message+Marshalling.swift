@@ -14,9 +14,21 @@ extension Message {
   package func libdbusMarshalled() throws(DBusError) -> [UInt8] {
     var message = self
     if message.serial == 0 { message.serial = 1 }
-    let raw = try MessageCoding.makeRaw(message)
+    let raw = try MessageCoding.makeRawThroughIterators(message)
     defer { dbus_message_unref(raw) }
     return try MessageCoding.marshal(raw)
+  }
+
+  /// The message as ``BusConnection`` hands it to libdbus (``MessageCoding/makeRaw(_:)``),
+  /// marshalled back by `dbus_message_marshal`, with the serial the libdbus message holds:
+  /// the message's own, or 0 when it has none yet (the bytes then carry 0 too), which the
+  /// sending connection replaces with its next.
+  ///
+  /// - Throws: ``DBusError`` as ``MessageCoding/makeRaw(_:)`` does.
+  package func builtForSending() throws(DBusError) -> (bytes: [UInt8], serial: UInt32) {
+    let raw = try MessageCoding.makeRaw(self)
+    defer { dbus_message_unref(raw) }
+    return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
   }
 
   /// Reads a message in the D-Bus wire format, validating all of it.

@@ -14,28 +14,53 @@ extension Message {
   ///   ``maximumWireLength``.
   public func marshalled() throws(DBusError) -> [UInt8] {
     try validate()
-    var writer = WireWriter()
+    return try marshalled(validatedWithSerial: serial == 0 ? 1 : serial)
+  }
+
+  /// The wire form of a message that ``validate()`` has accepted, with `serial` (not zero)
+  /// in its header; what ``marshalled()`` returns after validating.
+  ///
+  /// It is written in one pass into one buffer: header fields and the body's signature go
+  /// straight in, with no intermediate values or strings.
+  ///
+  /// - Throws: ``DBusError`` with name ``DBusError/Name/limitsExceeded`` when the message
+  ///   is longer than ``maximumWireLength``.
+  package func marshalled(validatedWithSerial serial: UInt32) throws(DBusError) -> [UInt8] {
+    var writer = WireWriter(capacity: estimatedWireLength)
     let flags = (noReplyExpected ? 0x1 : 0) | (noAutoStart ? 0x2 : 0)
-    writer.integer(UInt8(ascii: "l"))
-    writer.integer(kind.wireCode)
-    writer.integer(UInt8(flags))
-    writer.integer(UInt8(1))
-    writer.integer(UInt32(0))  // body length, patched below
-    writer.integer(serial == 0 ? 1 : serial)
+    writer.byte(UInt8(ascii: "l"))
+    writer.byte(kind.wireCode)
+    writer.byte(UInt8(flags))
+    writer.byte(1)
+    writer.uint32(0)  // body length, patched below
+    writer.uint32(serial)
     let fields = writer.beginArray(elementAlignment: 8)
-    func field(_ code: HeaderField, _ value: DBusValue) {
+    // Each field is a struct (y code, v value): aligned to 8, the code, the variant's
+    // one-type signature, then the value.
+    func field(_ code: HeaderField, _ type: StaticString, _ text: String) {
       writer.pad(to: 8)
-      writer.integer(code.rawValue)
-      writer.value(.variant(value))
+      writer.byte(code.rawValue)
+      writer.signature(type)
+      writer.string(text)
     }
-    if let path { field(.path, .objectPath(path)) }
-    if let interface { field(.interface, .string(interface.rawValue)) }
-    if let member { field(.member, .string(member.rawValue)) }
-    if let errorName { field(.errorName, .string(errorName.rawValue)) }
-    if let destination { field(.destination, .string(destination.rawValue)) }
-    if let sender { field(.sender, .string(sender.rawValue)) }
-    if replySerial != 0 { field(.replySerial, .uint32(replySerial)) }
-    if !body.isEmpty { field(.signature, .signature(signature)) }
+    if let path { field(.path, "o", path.rawValue) }
+    if let interface { field(.interface, "s", interface.rawValue) }
+    if let member { field(.member, "s", member.rawValue) }
+    if let errorName { field(.errorName, "s", errorName.rawValue) }
+    if let destination { field(.destination, "s", destination.rawValue) }
+    if let sender { field(.sender, "s", sender.rawValue) }
+    if replySerial != 0 {
+      writer.pad(to: 8)
+      writer.byte(HeaderField.replySerial.rawValue)
+      writer.signature("u")
+      writer.uint32(replySerial)
+    }
+    if !body.isEmpty {
+      writer.pad(to: 8)
+      writer.byte(HeaderField.signature.rawValue)
+      writer.signature("g")
+      writer.signature(ofBody: body)
+    }
     writer.endArray(fields)
     writer.pad(to: 8)
     let bodyStart = writer.bytes.count
@@ -47,6 +72,19 @@ extension Message {
     }
     writer.patch(UInt32(writer.bytes.count - bodyStart), at: 4)
     return writer.bytes
+  }
+
+  /// About how many bytes the marshalled message takes, so that its buffer is allocated
+  /// once for the usual message: the header's strings, and 8 bytes or a string's length
+  /// per argument (containers grow the buffer as needed).
+  private var estimatedWireLength: Int {
+    func length(_ name: String?) -> Int { name.map { $0.utf8.count + 16 } ?? 0 }
+    var total = 64 + length(path?.rawValue) + length(interface?.rawValue)
+    total += length(member?.rawValue) + length(destination?.rawValue)
+    for value in body {
+      if case .string(let text) = value { total += text.utf8.count + 8 } else { total += 16 }
+    }
+    return total
   }
 
   /// How long the message that starts with `prefix` is, header and body, once its first 16

@@ -48,6 +48,9 @@ final class CLibrary: Sendable {
   }
 
   private let centers = Mutex(Centers())
+  /// Posts made on the posting connection since the last ordering fence
+  /// (``letPostsThrough()``).
+  private let unfencedPosts = Atomic<Int>(0)
   /// Serializes connection attempts, so concurrent first calls make one connection.
   private let connecting = Mutex<Void>(())
   /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
@@ -110,6 +113,31 @@ final class CLibrary: Sendable {
     }
   }
 
+  /// Notes a post on the posting connection, which the next call that waits lets through first.
+  func posted() {
+    unfencedPosts.add(1, ordering: .relaxed)
+  }
+
+  /// Waits until the bus has routed every post this process made on its posting connection
+  /// before, if it has one apart from the registering one.
+  ///
+  /// A call that waits (a registration, state, the status dump) goes out on the other
+  /// connection; without this, it could reach the bus or notifyd ahead of an earlier post
+  /// still on its way, which one connection, and Darwin's one server port, never allow:
+  /// `notify_post(n)` then `notify_register_dispatch(n, ...)` would run the new handler for
+  /// the earlier post, and `notify_post(n)`, `notify_get_state(t)`, `notify_check(t)` could
+  /// find `t` unchanged. Once the bus answers a round trip on the posting connection, every
+  /// earlier post has been routed, and the same process's receiving connection gets its
+  /// signal before the answer to anything asked afterwards. Costs nothing when no post was
+  /// made since the last fence.
+  func letPostsThrough() async {
+    guard unfencedPosts.exchange(0, ordering: .acquiring) > 0 else { return }
+    let (posting, registering) = centers.withLock { ($0.posting, $0.registering) }
+    guard let posting, posting !== registering else { return }
+    // A bus that is gone fails the round trip; the call that follows reports it.
+    try? await posting.synchronize()
+  }
+
   /// The registering center, if one was made; token functions never connect, since a
   /// token can only come from it.
   func existingCenter() -> Result<NotifyCenter, CStatus> {
@@ -123,7 +151,8 @@ final class CLibrary: Sendable {
   }
 }
 
-/// Runs `body` on the Swift concurrency pool and blocks the calling thread until it ends.
+/// Runs `body` on the Swift concurrency pool and blocks the calling thread until it ends;
+/// the process's earlier posts are routed first (``CLibrary/letPostsThrough()``).
 func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws(NotifyError) -> T)
   -> Result<T, NotifyError>
 {
@@ -131,6 +160,7 @@ func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws(NotifyErro
   Task.detached {
     let result: Result<T, NotifyError>
     do throws(NotifyError) {
+      await CLibrary.shared.letPostsThrough()
       result = .success(try await body())
     } catch {
       result = .failure(error)
@@ -193,10 +223,15 @@ func notifyName(_ pointer: UnsafePointer<CChar>?) -> Result<NotifyName, CStatus>
   let length = strnlen(pointer, NotifyName.maximumLength + 1)
   guard length <= NotifyName.maximumLength else { return .failure(.invalidName) }
   let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(pointer), count: length)
-  if let known = recentNames.withLock({ $0.name(matching: bytes) }) { return .success(known) }
+  // Never waits for the cache: a thread finding it busy, or a fork() child whose parent
+  // had another thread inside it at the fork (the lock then stays held for good), reads
+  // the name the long way instead of blocking.
+  if let known = recentNames.withLockIfAvailable({ $0.name(matching: bytes) }) ?? nil {
+    return .success(known)
+  }
   guard let text = String(validating: bytes, as: UTF8.self), let name = try? NotifyName(text)
   else { return .failure(.invalidName) }
-  recentNames.withLock { $0.remember(name) }
+  _ = recentNames.withLockIfAvailable { $0.remember(name) }
   return .success(name)
 }
 

@@ -14,7 +14,10 @@ public func notifyPost(_ name: UnsafePointer<CChar>?) -> UInt32 {
   let library = CLibrary.shared
   return notifyName(name).flatMap { name in
     library.center(.posting).flatMap { center in
-      Result { () throws(NotifyError) in try center.post(name) }.mapError(CStatus.init)
+      Result { () throws(NotifyError) in
+        try center.post(name)
+        library.posted()
+      }.mapError(CStatus.init)
     }
   }.status
 }

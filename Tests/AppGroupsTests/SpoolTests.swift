@@ -65,6 +65,27 @@ struct SpoolTests {
     #expect(second.summary.duplicates == 1)
   }
 
+  /// Two consumers (instances) that each keep `delivered.keys`, `drain.lock` and their
+  /// listings open between drains: each drain still sees what the other delivered since
+  /// (a record written into the zeros of the same file, its size unchanged).
+  @Test func consumersTakingTurnsSeeEachOthersDeliveries() throws {
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    let consumers = try (0..<2).map { _ in try Spool(container: temporary.container()) }
+    for round in 0..<6 {
+      let id = "turn-\(round)"
+      try producer.enqueue(payload: [UInt8(round)], id: id)
+      let first = try drainAll(consumers[round % 2])
+      #expect(first.ids == [id])
+      // Enqueued again (a retrying producer): the other consumer drops it as delivered.
+      try producer.enqueue(payload: [UInt8(round)], id: id)
+      let second = try drainAll(consumers[(round + 1) % 2])
+      #expect(second.ids.isEmpty, "round \(round)")
+      #expect(second.summary.duplicates == 1, "round \(round)")
+    }
+    #expect(try drainAll(consumers[0]).ids.isEmpty)
+  }
+
   /// Both kinds: a record in a segment, and an entry with an attachment (a directory that a
   /// drain claims into `cur/`, so the retry counts it as recovered).
   @Test(arguments: [false, true])

@@ -159,6 +159,33 @@ struct ConnectionTests {
     await receiver.close()
   }
 
+  /// Sends far faster than the bus reads, so the socket fills and most sends leave part
+  /// of the queue to the loop; after the last send, nothing else happens on the
+  /// connection, and the loop still writes everything out.
+  @Test func aFloodThatFillsTheSocketIsWrittenOutAfterTheLastSend() async throws {
+    // A bus that queues all of it for the receiver, rather than drop past 1 MiB.
+    let bus = try PrivateBus(outgoingLimit: 100_000_000)
+    let sender = try await BusConnection.connect(to: .address(bus.address))
+    let receiver = try await BusConnection.connect(to: .address(bus.address))
+    let inbox = Inbox()
+    _ = try await receiver.subscribe(.signal(interface: testInterface, member: "Big")) {
+      inbox.append($0)
+    }
+    let payload = [UInt8](repeating: 0x5A, count: 16 * 1024)
+    try await Task.detached {
+      for sequence in 0..<1500 {
+        try sender.send(
+          .signal(
+            path: testPath, interface: testInterface, member: "Big",
+            body: [.uint64(UInt64(sequence)), .bytes(payload)]))
+      }
+    }.value
+    let received = await inbox.wait(for: 1500, seconds: 30)
+    #expect(received.map { $0.body[0].uint64Value ?? 0 } == (0..<1500).map(UInt64.init))
+    await sender.close()
+    await receiver.close()
+  }
+
   @Test func methodCallRoundTripAndErrorReply() async throws {
     let server = try await connect()
     let client = try await connect()

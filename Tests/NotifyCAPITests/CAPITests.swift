@@ -175,6 +175,12 @@ struct CAPITests {
     #expect(read.output.hasPrefix("9876543210\n"))
   }
 
+  @Test func aCallThatWaitsNeverOvertakesTheProcesssOwnEarlierPost() async throws {
+    let notifyd = try await Notifyd(bus: bus)
+    _ = notifyd
+    try await run("state", ["fence", "org.notifybus.test.fence"])
+  }
+
   @Test func theVersionNameReportsNotifydsPidAndInterfaceVersion() async throws {
     let notifyd = try await Notifyd(bus: bus)
     let result = try await run("state", ["version"])

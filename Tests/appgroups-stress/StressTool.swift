@@ -35,12 +35,16 @@ enum StressTool {
         try consume(group: arguments[1], log: arguments[2], expected: Int(arguments[3])!)
       case "produce-forked" where arguments.count == 2:
         try produceForked(group: arguments[1])
+      case "share-loop" where arguments.count == 4:
+        try shareLoop(group: arguments[1], count: Int(arguments[2])!, drain: arguments[3] == "1")
       case "defaults-write" where arguments.count == 4:
         try writeDefaults(
           group: arguments[1], writer: Int(arguments[2])!, count: Int(arguments[3])!)
       default:
         FileHandle.standardError.write(
-          Data("usage: appgroups-stress produce|consume|defaults-write …\n".utf8))
+          Data(
+            "usage: appgroups-stress produce|produce-threads|consume|share-loop|defaults-write …\n"
+              .utf8))
         exit(64)
       }
     } catch {
@@ -142,6 +146,30 @@ enum StressTool {
       for error in summary.setAside { delivered.append("CORRUPT \(error.message)") }
       if summary.delivered == 0 { usleep(2000) }
     }
+  }
+
+  /// A producer and a long-lived consumer in one process, one share at a time.
+  ///
+  /// Enqueues one entry, then (with `drain`) drains it: for counting a drain's system calls
+  /// per share (`strace -f -c`, the run with `drain` minus the run without, over `count`).
+  static func shareLoop(group: String, count: Int, drain: Bool) throws {
+    let container = try GroupContainer(identifier: group)
+    let producer = try Spool(container: container)
+    let consumer = try Spool(container: container)
+    var delivered = 0
+    for index in 0..<count {
+      let id = "share-\(index)"
+      try producer.enqueue(payload: payload(for: id), id: id)
+      if drain {
+        try consumer.drain { entry in
+          guard entry.payload == payload(for: entry.id) else {
+            throw CocoaError(.fileReadCorruptFile)
+          }
+          delivered += 1
+        }
+      }
+    }
+    guard !drain || delivered == count else { throw CocoaError(.fileReadCorruptFile) }
   }
 
   static func writeDefaults(group: String, writer: Int, count: Int) throws {

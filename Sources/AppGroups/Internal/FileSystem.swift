@@ -4,6 +4,8 @@ package import SystemSupport
 typealias Directory = SystemSupport.Directory<ContainerError>
 /// SystemSupport's file descriptor, throwing ``ContainerError``.
 typealias FileDescriptor = SystemSupport.FileDescriptor<ContainerError>
+/// SystemSupport's directory lister, throwing ``ContainerError``.
+typealias DirectoryLister = SystemSupport.DirectoryLister<ContainerError>
 
 extension ContainerError: FileSystemFailure {
   /// The container error for a failed file-system operation, with a fitting code.

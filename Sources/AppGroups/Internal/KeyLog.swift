@@ -27,8 +27,8 @@ struct KeyLog: ~Copyable {
   private var offset = 0
   /// The file's size: `offset` plus the zero bytes written ahead.
   private var size = 0
-  /// The log open for writing, kept between appends; `nil` until the first one or after
-  /// the file was replaced.
+  /// The log open for reading and writing, kept between appends and refreshes; `nil`
+  /// until the first one or after the file was replaced.
   private var writer: FileDescriptor?
   /// Whether records were written to `writer` since its last `fdatasync`.
   private var unflushed = false
@@ -70,6 +70,18 @@ struct KeyLog: ~Copyable {
     // Size 0: created by a writer that was interrupted before it wrote the header.
     guard info.st_size > 0 else { return try reset() }
     let sameFile = identity.map { $0 == (info.st_dev, info.st_ino) } ?? false
+    if sameFile && Int(info.st_size) == size, let kept = writer.take() {
+      // The file this process writes, open for reading too: nothing new costs one `pread`.
+      let nothingNew: Bool
+      do {
+        nothingNew = try Self.nothingAt(offset, in: kept)
+      } catch {
+        writer = consume kept
+        throw error
+      }
+      writer = consume kept
+      if nothingNew { return }
+    }
     let file = try directory.openFile(fileName, flags: repair ? O_RDWR : O_RDONLY)
     var start = 0
     if sameFile && Int(info.st_size) >= offset {
@@ -102,6 +114,9 @@ struct KeyLog: ~Copyable {
       try file.truncate(to: Int64(offset))
       size = offset
     }
+    // Opened for reading and writing: kept as the writer, so the next refresh and append
+    // open nothing.
+    if repair && writer == nil { writer = consume file }
   }
 
   /// Whether the log has no record at `offset`: it ends there or holds a zero length.
@@ -153,7 +168,7 @@ struct KeyLog: ~Copyable {
     guard unflushed else { return }
     // A descriptor opened afresh flushes the same file's data if the writer was lost to an
     // error after it wrote.
-    if writer == nil { writer = try directory.openFile(fileName, flags: O_WRONLY) }
+    if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
     guard let file = writer.take() else { return }
     do {
       try file.syncData()
@@ -181,7 +196,7 @@ struct KeyLog: ~Copyable {
     let end = at + bytes.count
     if end > size { bytes += [UInt8](repeating: 0, count: Self.preallocation) }
     if writer == nil {
-      writer = try directory.openFile(fileName, flags: O_WRONLY, create: true)
+      writer = try directory.openFile(fileName, flags: O_RDWR, create: true)
     }
     guard let file = writer.take() else { return }
     try bytes.withUnsafeBytes { buffer in

@@ -39,6 +39,9 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
 
   private let queue = Mutex(Queue())
   private let threadID = Atomic<UInt>(0)
+  /// Whether a thread has woken the loop to write since the loop last read its watches
+  /// (see ``wakeToWrite()``).
+  private let wokenToWrite = Atomic<Bool>(false)
   /// A non-blocking pipe: other threads write a byte to the write end to wake the loop.
   private let wakeDescriptor: CInt
   private let wakeWriteDescriptor: CInt
@@ -158,6 +161,24 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     if wasEmpty && !inLoop { wake() }
   }
 
+  /// Wakes the loop so that it polls for writability: another thread's send left part
+  /// of the outgoing queue unwritten.
+  ///
+  /// Under a flood every send may leave something queued (the socket is full, or the loop
+  /// holds libdbus's I/O path while it writes). One wakeup is enough until the loop next
+  /// reads its watches, which then include the enabled write watch; waking it on every
+  /// such send instead costs a write, a read and a thread switch per message.
+  ///
+  /// The loop clears the flag before it reads its watches, and sets it again when it is
+  /// about to poll for writability anyway: a send that queued after the read either finds
+  /// it clear and wakes the loop, or finds it set by a sender whose wakeup the loop has yet
+  /// to consume or by the loop itself, which then wakes when the socket takes more and
+  /// writes what is queued. Either way, the loop reads the watches again after the last
+  /// message queued.
+  func wakeToWrite() {
+    if !wokenToWrite.exchange(true, ordering: .sequentiallyConsistent) { wake() }
+  }
+
   /// Wakes the loop thread from `poll`.
   func wake() {
     var byte: UInt8 = 1
@@ -187,6 +208,7 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
       let dispatchedEverything = dispatchPending()
 
       let hasWork = !dispatchedEverything || queue.withLock { !$0.work.isEmpty }
+      wokenToWrite.store(false, ordering: .sequentiallyConsistent)
       pollDescriptors.removeAll(keepingCapacity: true)
       polledWatches.removeAll(keepingCapacity: true)
       pollDescriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
@@ -198,6 +220,9 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
         pollDescriptors.append(
           pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
         polledWatches.append(watch)
+        if events & Int16(POLLOUT) != 0 {
+          wokenToWrite.store(true, ordering: .sequentiallyConsistent)
+        }
       }
       let now = MonotonicClock.now
       var timeoutMilliseconds: CInt = hasWork ? 0 : -1

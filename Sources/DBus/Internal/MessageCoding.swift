@@ -12,21 +12,70 @@ import CDBus
 /// thread, and never stores the pointer; a `DBusMessage` has no lock, but one that no
 /// other thread can reach needs none.
 ///
-/// This goes through libdbus's iterators rather than DBusCodec's bytes and
-/// `dbus_message_demarshal` / `dbus_message_marshal`, measured by `notifybus-bench message`
-/// (3 runs, loaded 2-core machine, codec path ÷ iterators): reading a received `Posted`
-/// signal, the hot path, is 0.13–0.18x through the codec (the copy out of libdbus and
-/// full re-validation cost more than a few getters); reading an `a{sv}` reply of 16 entries
-/// is 0.74–2.1x; building is 1.25–1.56x for `Posted` and 0.95–1.6x for the reply. The
-/// small gain in building does not pay for a second path: a demarshalled message keeps the
-/// serial its bytes carry, so `Message` would have to take serials away from libdbus, which
-/// numbers its own messages (`Hello`, replies it sends itself) on the same connection.
+/// Building goes through DBusMessages' marshaller and one `dbus_message_demarshal`; reading
+/// goes through libdbus's getters and iterators.
+///
+/// - Building: libdbus rewrites the header's signature field on every
+///   `dbus_message_iter_append_*` (it reads the signature out, appends one type code and
+///   marshals the field back in, moving the rest of the header), so a `Posted` signal of
+///   three arguments cost about 62,000 instructions through the iterators, C or Swift alike
+///   (callgrind, libdbus 1.14). Marshalling the whole message in Swift (about 4,000) and
+///   handing libdbus the bytes (about 28,000 more: it copies and validates them) costs a
+///   little over half (`notifybus-bench message`). A demarshalled message keeps the serial its bytes carry; the bytes
+///   are written with serial 1, the wire format's lowest, and the serial is reset to 0
+///   right after (a demarshalled message is not locked, and `dbus_message_copy` resets a
+///   serial the same way), so `dbus_connection_send` numbers it from the connection's
+///   counter like every message libdbus makes itself (`Hello`, its own error replies):
+///   serials stay unique per connection, with no second counter to keep in step.
+/// - Reading: a received message is already validated by libdbus, and a few getters cost
+///   less than copying its bytes out with `dbus_message_marshal` and validating them again
+///   (0.13–0.18x the rate for a `Posted` signal through the codec).
+///
+/// The iterator builder stays as ``makeRawThroughIterators(_:)``: libdbus's own encoding,
+/// the oracle that tests and the fuzzer hold the marshaller to, and the benchmark's
+/// baseline.
 package enum MessageCoding {
   /// Builds a libdbus message from `message`; the caller owns the returned reference.
   ///
+  /// A message with serial 0 (not yet sent) gets its serial from the connection that
+  /// sends it; a non-zero serial is kept.
+  ///
+  /// - Throws: ``DBusError`` when the message is malformed (``Message/validate()``), longer
+  ///   than ``Message/maximumWireLength``, or refused by libdbus (a name made with
+  ///   `init(unchecked:)` that is not valid, named in the error).
+  package static func makeRaw(_ message: Message) throws(DBusError) -> OpaquePointer {
+    try message.validate()
+    let bytes = try message.marshalled(
+      validatedWithSerial: message.serial == 0 ? 1 : message.serial)
+    var error = CDBus.DBusError()
+    dbus_error_init(&error)
+    defer { dbus_error_free(&error) }
+    let raw = bytes.withUnsafeBufferPointer {
+      $0.withMemoryRebound(to: CChar.self) {
+        dbus_message_demarshal($0.baseAddress, CInt($0.count), &error)
+      }
+    }
+    guard let raw else {
+      if dbus_error_has_name(&error, DBUS_ERROR_NO_MEMORY) != 0 {
+        throw DBusError(.noMemory, "out of memory while building a message")
+      }
+      throw DBusError(error, "libdbus refused the message")
+    }
+    if message.serial == 0 { dbus_message_set_serial(raw, 0) }
+    return raw
+  }
+
+  /// Builds a libdbus message from `message` with libdbus's setters and iterators, as C
+  /// code does; the caller owns the returned reference.
+  ///
+  /// Slower than ``makeRaw(_:)``; kept as the independent encoding that the marshaller is
+  /// checked against.
+  ///
   /// - Throws: ``DBusError`` when the message is malformed. Everything libdbus would
   ///   refuse with a fatal check failure is caught here first.
-  package static func makeRaw(_ message: Message) throws(DBusError) -> OpaquePointer {
+  package static func makeRawThroughIterators(_ message: Message) throws(DBusError)
+    -> OpaquePointer
+  {
     try message.validate()
     let type: CInt =
       switch message.kind {

@@ -88,6 +88,46 @@
     bytes.append(0)
   }
 
+  /// The `SIGNATURE` of a sequence of values (a message body); the values must be valid
+  /// (``DBusValue/validate()``), so their signature is at most 255 bytes.
+  ///
+  /// Basic values cost one byte each, with no intermediate string.
+  public mutating func signature(ofBody values: [DBusValue]) {
+    let lengthOffset = bytes.count
+    bytes.append(0)
+    for value in values { typeCodes(of: value) }
+    let length = bytes.count - lengthOffset - 1
+    precondition(length <= Signature.maximumLength, "unchecked body signature")
+    bytes[lengthOffset] = UInt8(truncatingIfNeeded: length)
+    bytes.append(0)
+  }
+
+  private mutating func typeCodes(of value: DBusValue) {
+    let code: UInt8
+    switch value {
+    case .byte: code = UInt8(ascii: "y")
+    case .boolean: code = UInt8(ascii: "b")
+    case .int16: code = UInt8(ascii: "n")
+    case .uint16: code = UInt8(ascii: "q")
+    case .int32: code = UInt8(ascii: "i")
+    case .uint32: code = UInt8(ascii: "u")
+    case .int64: code = UInt8(ascii: "x")
+    case .uint64: code = UInt8(ascii: "t")
+    case .double: code = UInt8(ascii: "d")
+    case .string: code = UInt8(ascii: "s")
+    case .objectPath: code = UInt8(ascii: "o")
+    case .signature: code = UInt8(ascii: "g")
+    case .variant: code = UInt8(ascii: "v")
+    case .bytes:
+      bytes.append(UInt8(ascii: "a"))
+      code = UInt8(ascii: "y")
+    case .array, .dictionary, .structure:
+      bytes.append(contentsOf: value.signatureString.utf8)
+      return
+    }
+    bytes.append(code)
+  }
+
   /// Appends raw bytes with no length prefix.
   @inlinable @inline(__always)
   public mutating func raw(_ value: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: value) }

@@ -2,15 +2,38 @@
    run as separate processes; `state version` prints notifyd's pid and interface version
    from NOTIFYBUS_SERVER_VERSION_NAME; `state survive NAME GO` keeps a dispatch
    registration and a state across a notifyd restart (it prints "ready", waits for the
-   file GO to exist, then expects a post to reach it and the state to be back). */
+   file GO to exist, then expects a post to reach it and the state to be back);
+   `state fence NAME` checks that a call that waits never overtakes the process's own
+   earlier post, which goes out on another connection (Protocol/c-api.md). */
 #include <notify.h>
 #include <notify_private.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
 
 static atomic_int fired;
+static atomic_int stop_noise;
+
+/* Posts another name in bursts, so that the posting connection is busy and a post may
+   wait in its queue while the calling thread goes on. */
+/* The flood can make the bus refuse a call to notifyd for a moment ("failed", try again). */
+static uint32_t get_state_retrying(int token, uint64_t *value) {
+  uint32_t status = NOTIFY_STATUS_FAILED;
+  for (int tries = 0; tries < 100 && status == NOTIFY_STATUS_FAILED; tries++) {
+    status = notify_get_state(token, value);
+  }
+  return status;
+}
+
+static void *noise(void *name) {
+  while (!atomic_load(&stop_noise)) {
+    for (int i = 0; i < 64; i++) notify_post((const char *)name);
+    usleep(500); /* bursts: a flood past the bus's limits would make it refuse calls */
+  }
+  return NULL;
+}
 
 int main(int argc, char **argv) {
   if (argc < 2) return 64;
@@ -65,6 +88,44 @@ int main(int argc, char **argv) {
     }
     EXPECT(value == 4242, "state after the restart is %llu", (unsigned long long)value);
     return harness_finish("state survive");
+  }
+  if (strcmp(mode, "fence") == 0 && argc == 3) {
+    /* A post, then a state call: the post's delivery comes first, as on Darwin. */
+    int check, result = 0;
+    uint64_t value = 0;
+    char noise_name[128];
+    snprintf(noise_name, sizeof noise_name, "%s.noise", argv[2]);
+    pthread_t noise_thread;
+    pthread_create(&noise_thread, NULL, noise, noise_name);
+    EXPECT_STATUS(notify_register_check(argv[2], &check), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_check(check, &result), NOTIFY_STATUS_OK);
+    for (int i = 0; i < 300 && harness_failures == 0; i++) {
+      EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
+      EXPECT_STATUS(get_state_retrying(check, &value), NOTIFY_STATUS_OK);
+      EXPECT_STATUS(notify_check(check, &result), NOTIFY_STATUS_OK);
+      EXPECT(result == 1, "round %d: the check after post and get_state is 0", i);
+    }
+    /* A post, then the first registration of its name: the new handler never sees it. */
+    dispatch_queue_t queue = dispatch_queue_create("fence", DISPATCH_QUEUE_SERIAL);
+    char name[128];
+    for (int i = 0; i < 300 && harness_failures == 0; i++) {
+      snprintf(name, sizeof name, "%s.%d", argv[2], i);
+      EXPECT_STATUS(notify_post(name), NOTIFY_STATUS_OK);
+      EXPECT_STATUS(notify_register_dispatch(name, &token, queue, ^(int t) {
+                      (void)t;
+                      atomic_fetch_add(&fired, 1);
+                    }),
+                    NOTIFY_STATUS_OK);
+    }
+    atomic_store(&stop_noise, 1);
+    pthread_join(noise_thread, NULL);
+    /* Anything wrongly delivered has arrived once a later round trip is answered. */
+    EXPECT_STATUS(get_state_retrying(check, &value), NOTIFY_STATUS_OK);
+    harness_sleep_ms(100);
+    dispatch_sync(queue, ^{});
+    EXPECT(atomic_load(&fired) == 0, "%d new handlers ran for posts made before them",
+           atomic_load(&fired));
+    return harness_finish("state fence");
   }
   return 64;
 }

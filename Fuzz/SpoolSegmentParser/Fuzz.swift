@@ -1,11 +1,24 @@
 import AppGroups
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// Feeds arbitrary bytes to the spool's segment parser (header, records, cursor).
 ///
 /// Scanning must never crash or read out of bounds; the records it finds must lie inside
 /// the input, back to back from the start, and re-frame to the same bytes; a cursor that
-/// decodes must re-encode to the same bytes.
+/// decodes must re-encode to the same bytes. The chunked reader of segment files, with
+/// chunks small enough that records and zeros straddle them, must find what the parser finds
+/// in the same bytes.
 public func fuzz(_ bytes: [UInt8]) {
+  fuzzParser(bytes)
+  fuzzFileReader(bytes)
+}
+
+private func fuzzParser(_ bytes: [UInt8]) {
   _ = SpoolSegmentFormat.headerProblem(bytes)
   let start = bytes.count >= SpoolSegmentFormat.headerSize ? SpoolSegmentFormat.headerSize : 0
   let scan = SpoolSegmentFormat.scan(bytes, from: start)
@@ -31,4 +44,39 @@ public func fuzz(_ bytes: [UInt8]) {
   if let cursor = SpoolCursor(Array(bytes.prefix(20))) {
     precondition(cursor.bytes == Array(bytes.prefix(20)), "cursor round trip changed the bytes")
   }
+}
+
+/// The file the chunked reader reads, rewritten for each input.
+private let readerPath = "/tmp/notifybus-fuzz-segment-\(getpid())"
+
+private func fuzzFileReader(_ bytes: [UInt8]) {
+  let fd = open(readerPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+  precondition(fd >= 0, "cannot create \(readerPath)")
+  let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+  close(fd)
+  precondition(written == bytes.count, "cannot write \(readerPath)")
+  let firstChunk = 8 + Int(bytes.last ?? 0) % 64
+  let read:
+    (
+      records: [SpoolSegmentFormat.Record], end: Int, tail: SpoolSegmentFormat.Tail,
+      frames: (records: Int, bodyBytes: Int64), firstRecord: Int?
+    )
+  do {
+    read = try SpoolSegmentReader.read(
+      path: readerPath, firstChunk: firstChunk, largestChunk: firstChunk * 4)
+  } catch {
+    preconditionFailure("the reader failed on a regular file: \(error)")
+  }
+  let start = min(SpoolSegmentFormat.headerSize, bytes.count)
+  let scan = SpoolSegmentFormat.scan(bytes, from: start)
+  precondition(read.records == scan.records, "the chunked reader found other records")
+  precondition(read.end == scan.end, "the chunked reader ends elsewhere")
+  if scan.tail == .zeros { precondition(read.tail == .zeros, "the reader saw damage in zeros") }
+  let counted = SpoolSegmentFormat.countFrames(bytes, from: start)
+  precondition(
+    read.frames.records == counted.records && read.frames.bodyBytes == Int64(counted.bodyBytes),
+    "the windowed frame count differs")
+  precondition(
+    read.firstRecord == SpoolSegmentFormat.firstRecord(in: bytes, after: scan.end),
+    "the windowed search found another record")
 }

@@ -46,30 +46,19 @@ final class SegmentProgress: @unchecked Sendable {
   ///
   /// - Returns: The indices of the records found.
   func scanMore() throws(ContainerError) -> Range<Int> {
-    let first = records.count
     let size = Int64(try file.status().st_size)
-    // Small first: a drain woken for one share reads its record and a few zeros.
-    var chunk = 4 << 10
-    while scannedEnd < size {
-      let available = size - scannedEnd
-      let count = Int(min(Int64(chunk), available))
-      let bytes = try file.read(count: count, at: scannedEnd)
-      let scan = SpoolSegmentFormat.scan(bytes, from: 0)
-      for record in scan.records {
-        records.append(
-          Entry(
-            offset: scannedEnd + Int64(record.offset), length: record.length,
-            enqueueTime: record.enqueueTime, id: record.id))
-      }
-      scannedEnd += Int64(scan.end)
-      tail = scan.tail
-      // The whole file was read, or the records ended in zeros within the chunk.
-      if bytes.count < count || Int64(count) == available { break }
-      if scan.tail == .zeros && scan.end < count { break }
-      // Many records, or one larger than the chunk: read more at once.
-      chunk = min(chunk * 2, 1 << 20)
+    guard scannedEnd < size else { return records.count..<records.count }
+    var found: [Entry] = []
+    let scan = try SpoolSegmentReader.scan(file, from: scannedEnd, size: size) { record in
+      found.append(
+        Entry(
+          offset: Int64(record.offset), length: record.length,
+          enqueueTime: record.enqueueTime, id: record.id))
     }
-    return first..<records.count
+    scannedEnd = scan.end
+    tail = scan.tail
+    records += found
+    return records.count - found.count..<records.count
   }
 
   /// Whether the cursor in the open cursor file is still the one this drain wrote.
@@ -136,22 +125,14 @@ extension Spool {
 
   /// The cursor of a segment, or its first record when it has none or an invalid one.
   func cursor(of segment: String) throws(ContainerError) -> SpoolCursor {
-    let start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
-    let file: FileDescriptor
-    do {
-      file = try segments.openFile(Self.positionName(of: segment), flags: O_RDONLY)
-    } catch  where error.code == .notFound {
-      return start
-    }
-    return SpoolCursor(try file.read(count: SpoolCursor.size + 1, at: 0)) ?? start
+    try SpoolSegmentReader.cursor(of: segment, in: segments)
   }
 
   /// Opens a segment for reading, or `nil` when it is gone.
+  ///
+  /// - Throws: `wrongFileType` when it is not a regular file.
   func openSegment(_ name: String) throws(ContainerError) -> SegmentProgress? {
-    let file: FileDescriptor
-    do {
-      file = try segments.openFile(name, flags: O_RDONLY)
-    } catch  where error.code == .notFound {
+    guard let file = try SpoolSegmentReader.open(name, in: segments, flags: O_RDONLY) else {
       return nil
     }
     return SegmentProgress(file: file, cursor: try cursor(of: name))
@@ -163,19 +144,19 @@ extension Spool {
     var entries = 0
     var bytes: Int64 = 0
     for name in try segments.entries() where name.hasSuffix(".seg") {
-      let file: FileDescriptor
+      let opened: FileDescriptor?
       do {
-        file = try segments.openFile(name, flags: O_RDONLY)
-      } catch  where error.code == .notFound {
-        continue
+        opened = try SpoolSegmentReader.open(name, in: segments, flags: O_RDONLY)
+      } catch  where error.code == .wrongFileType {
+        continue  // Not a segment: the next drain sets it aside.
       }
+      guard let file = opened else { continue }
       let start = try cursor(of: name).offset
       let size = Int64(try file.status().st_size)
       guard size > start else { continue }
-      let rest = try file.read(count: Int(size - start), at: start)
-      let counted = SpoolSegmentFormat.countFrames(rest, from: 0)
+      let counted = try SpoolSegmentReader.countFrames(file, from: start, size: size)
       entries += counted.records
-      bytes += Int64(counted.bodyBytes)
+      bytes += counted.bodyBytes
     }
     return (entries, bytes)
   }
@@ -200,7 +181,15 @@ extension Spool {
       if let known = session.segments[name] {
         progress = known
       } else {
-        guard let opened = try openSegment(name) else { continue }
+        let opened: SegmentProgress
+        do {
+          guard let segment = try openSegment(name) else { continue }
+          opened = segment
+        } catch  where error.code == .wrongFileType {
+          setAside(name, from: segments, reason: "it is not a regular file", in: session)
+          try segments.remove(Self.positionName(of: name))
+          continue
+        }
         let header = try opened.file.read(count: SpoolSegmentFormat.headerSize, at: 0)
         if let problem = SpoolSegmentFormat.headerProblem(header) {
           // Segments are complete when renamed in: a bad header is damage.
@@ -246,9 +235,9 @@ extension Spool {
     session.segments[name] = nil
     if case .invalid(let reason) = progress.tail {
       let size = Int64(try progress.file.status().st_size)
-      let rest = try progress.file.read(
-        count: Int(size - progress.scannedEnd), at: progress.scannedEnd)
-      if SpoolSegmentFormat.firstRecord(in: rest, after: 0) != nil {
+      if try SpoolSegmentReader.firstRecord(progress.file, after: progress.scannedEnd, size: size)
+        != nil
+      {
         setAside(
           name, from: segments,
           reason: "\(reason), and valid records follow it at offset \(progress.scannedEnd)",

@@ -228,4 +228,45 @@ struct GroupSyncTests {
     #expect(error?.message == "flush failed")
     #expect(throws: Never.self) { try group.sync { () throws(ContainerError) in } }
   }
+
+  /// After a segment's `fdatasync` failed, every caller waiting and every later one fails.
+  ///
+  /// Linux reports a writeback error once per open file description, so after one failed
+  /// the next returns 0 although the data it covered may be lost.
+  @Test(.timeLimit(.minutes(1))) func aFailedSegmentSyncPoisonsEveryLaterCaller() {
+    let group = GroupSync(poisonedByFailure: true)
+    let failure = ContainerError(code: .busy, path: "/x", message: "flush failed.")
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let waiterReturned = DispatchSemaphore(value: 0)
+    let waiterResult = Mutex<ContainerError?>(nil)
+    let syncsRun = Mutex(0)
+    Thread.detachNewThread {
+      try? group.sync { () throws(ContainerError) in
+        started.signal()
+        release.wait()
+        throw failure
+      }
+    }
+    started.wait()
+    // A caller whose record the failing sync may or may not cover: it must not succeed on
+    // a later sync that returns 0.
+    Thread.detachNewThread {
+      do throws(ContainerError) {
+        try group.sync { () throws(ContainerError) in syncsRun.withLock { $0 += 1 } }
+      } catch {
+        waiterResult.withLock { $0 = error }
+      }
+      waiterReturned.signal()
+    }
+    usleep(50_000)
+    release.signal()
+    waiterReturned.wait()
+    #expect(waiterResult.withLock { $0 }?.message.hasPrefix("flush failed.") == true)
+    let later = #expect(throws: ContainerError.self) {
+      try group.sync { () throws(ContainerError) in syncsRun.withLock { $0 += 1 } }
+    }
+    #expect(later?.message.contains("may not be on disk") == true)
+    #expect(syncsRun.withLock { $0 } == 0)
+  }
 }

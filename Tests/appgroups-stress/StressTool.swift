@@ -11,6 +11,7 @@ import Synchronization
 /// appgroups-stress produce-threads <group> <producer> <threads> <count> <committed-log>
 /// appgroups-stress consume <group> <delivered-log> <expected-distinct>
 /// appgroups-stress defaults-write <group> <writer> <count>
+/// appgroups-stress produce-forked <group>
 /// ```
 /// The container location comes from `NOTIFYBUS_GROUPS_DIR`. `produce` appends each id to
 /// `committed-log` after `enqueue` returned. `consume` drains until it has seen
@@ -32,6 +33,8 @@ enum StressTool {
           count: Int(arguments[4])!, log: arguments[5])
       case "consume" where arguments.count == 4:
         try consume(group: arguments[1], log: arguments[2], expected: Int(arguments[3])!)
+      case "produce-forked" where arguments.count == 2:
+        try produceForked(group: arguments[1])
       case "share-loop" where arguments.count == 4:
         try shareLoop(group: arguments[1], count: Int(arguments[2])!, drain: arguments[3] == "1")
       case "defaults-write" where arguments.count == 4:
@@ -55,6 +58,28 @@ enum StressTool {
     let seed = Array(id.utf8)
     let length = 64 + Int(seed.reduce(UInt32(7)) { $0 &* 31 &+ UInt32($1) } % 3000)
     return (0..<length).map { seed[$0 % seed.count] }
+  }
+
+  /// A producer that forks without exec, and whose child enqueues on the inherited spool.
+  ///
+  /// Enqueues `before`, forks a child that enqueues `child` and exits, then enqueues
+  /// `parent`: the child must not append where the parent appends next. Exits 1 when the
+  /// child failed.
+  static func produceForked(group: String) throws {
+    let spool = try Spool(container: GroupContainer(identifier: group))
+    try spool.enqueue(payload: [1, 1, 1], id: "before")
+    let child = fork()
+    if child == 0 {
+      do {
+        try spool.enqueue(payload: [2, 2, 2], id: "child")
+        _exit(0)
+      } catch {
+        _exit(1)
+      }
+    }
+    var status: CInt = 0
+    guard child > 0, waitpid(child, &status, 0) == child, status == 0 else { exit(1) }
+    try spool.enqueue(payload: [3, 3, 3], id: "parent")
   }
 
   static func produce(group: String, producer: Int, count: Int, log: String) throws {

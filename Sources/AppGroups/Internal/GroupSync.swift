@@ -20,6 +20,17 @@ final class GroupSync: @unchecked Sendable {
   private var running = false
   /// Generations whose sync failed (kept until no caller can still ask about them).
   private var failed: [UInt64: ContainerError] = [:]
+  /// With `poisonedByFailure`, the first failure, which every later call reports.
+  private var poison: ContainerError?
+  private let poisonedByFailure: Bool
+
+  /// - Parameter poisonedByFailure: After a sync fails, fail every caller still waiting and
+  ///   every later call without syncing again. For a file's `fdatasync`: Linux reports a
+  ///   writeback error once per open file description, so a later sync that succeeds does
+  ///   not mean the data the failed one covered reached the disk.
+  init(poisonedByFailure: Bool = false) {
+    self.poisonedByFailure = poisonedByFailure
+  }
 
   /// Returns once an `fsync` (run by `body`) that started after this call began has
   /// succeeded: this caller's, or one shared with callers that arrived at the same time.
@@ -32,6 +43,7 @@ final class GroupSync: @unchecked Sendable {
     // this point is `needed`.
     let needed = started + 1
     while finished < needed {
+      if let poison { throw poison }
       if running {
         condition.wait()
         continue
@@ -45,7 +57,15 @@ final class GroupSync: @unchecked Sendable {
       condition.lock()
       running = false
       finished = generation
-      if let failure { failed[generation] = failure }
+      if let failure {
+        failed[generation] = failure
+        if poisonedByFailure, poison == nil {
+          poison = failure
+          poison!.message +=
+            " Records written before it may not be on disk; nothing more is "
+            + "appended to this file by this process."
+        }
+      }
       // Callers waiting for an older generation have all woken by now.
       if !failed.isEmpty { failed = failed.filter { $0.key + 1024 > generation } }
       condition.broadcast()

@@ -147,6 +147,19 @@ package enum SpoolSegmentFormat {
     return scan
   }
 
+  /// The length of the frame whose header starts `bytes` (header included), or `nil` when
+  /// fewer than 8 bytes are given, the length's CRC-32 fails or the length is out of range.
+  static func frameLength(_ bytes: ArraySlice<UInt8>) -> Int? {
+    guard bytes.count >= frameHeaderSize else { return nil }
+    var reader = ByteReader(Array(bytes.prefix(frameHeaderSize)), at: 0)
+    let length = reader.read(UInt32.self)!
+    let checksum = reader.read(UInt32.self)!
+    guard withUnsafeBytes(of: length.littleEndian, { CRC32.checksum($0) }) == checksum,
+      (SpoolEntryFormat.headerSize + 4...maximumRecordLength).contains(Int(length))
+    else { return nil }
+    return frameHeaderSize + Int(length)
+  }
+
   /// The records from `start`, counted by their frame headers alone.
   ///
   /// Bodies are not checked: a cheap count for quotas. Stops where ``scan(_:from:)`` would

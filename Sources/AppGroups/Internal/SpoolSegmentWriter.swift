@@ -15,7 +15,14 @@ final class OpenSegment: Sendable {
   /// The file's size: the header, the records and the zeros written ahead.
   let capacity: Int64
   /// The `fdatasync` after an append, shared by this process's threads (group commit).
-  let commit = GroupSync()
+  ///
+  /// Poisoned by its first failure: Linux reports a writeback error once per open file
+  /// description, so a later `fdatasync` that returns 0 proves nothing about the records
+  /// the failed one covered.
+  let commit = GroupSync(poisonedByFailure: true)
+  /// The process that opened it: a child made by `fork` inherits the descriptor, its lock
+  /// and the writer's state, and must not append at the same offsets as its parent.
+  let process = getpid()
 
   init(name: String, file: consuming FileDescriptor, capacity: Int64) {
     self.name = name
@@ -37,6 +44,8 @@ final class SpoolSegmentWriter: Sendable {
     var current: OpenSegment?
     /// Where the next record goes in `current`.
     var end: Int64 = 0
+    /// Segments whose `fdatasync` failed in this process: never appended to again.
+    var poisoned: Set<String> = []
   }
   private let state = Mutex(State())
 
@@ -54,9 +63,11 @@ final class SpoolSegmentWriter: Sendable {
   /// - Parameter whenWritten: Called after the `pwrite`, before the `fdatasync`.
   func append(_ frame: [UInt8], whenWritten: () -> Void = {}) throws(ContainerError) {
     let segment = try state.withLock { (state) throws(ContainerError) -> OpenSegment in
-      if state.current == nil || state.end + Int64(frame.count) > state.current!.capacity {
+      if state.current == nil || state.current!.process != getpid()
+        || state.end + Int64(frame.count) > state.current!.capacity
+      {
         state.current = nil
-        let (segment, end) = try adoptOrCreate(room: frame.count)
+        let (segment, end) = try adoptOrCreate(room: frame.count, skipping: state.poisoned)
         state.current = segment
         state.end = end
       }
@@ -75,43 +86,59 @@ final class SpoolSegmentWriter: Sendable {
     do throws(ContainerError) {
       try segment.commit.sync { () throws(ContainerError) in try segment.file.syncData() }
     } catch {
-      state.withLock { if $0.current === segment { $0.current = nil } }
+      state.withLock {
+        $0.poisoned.insert(segment.name)
+        if $0.current === segment { $0.current = nil }
+      }
       throw error
     }
   }
 
   /// A segment with room for `room` bytes: one a producer that exited left with enough
   /// zeros written ahead, else a new one.
-  private func adoptOrCreate(room: Int) throws(ContainerError) -> (OpenSegment, Int64) {
-    for name in try segments.entries() where name.hasSuffix(".seg") {
+  private func adoptOrCreate(room: Int, skipping poisoned: Set<String>)
+    throws(ContainerError) -> (OpenSegment, Int64)
+  {
+    for name in try segments.entries() where name.hasSuffix(".seg") && !poisoned.contains(name) {
       if let adopted = try adopt(name, room: room) { return adopted }
     }
     return (try create(room: room), Int64(SpoolSegmentFormat.headerSize))
   }
 
-  /// Takes over a segment no producer holds, when its records end in zeros with room.
+  /// Takes over a segment no producer holds, when its records end in zeros with room and
+  /// its consumer's cursor is not past them (§4.4).
   ///
-  /// Its name and its size are already on stable storage (its creator flushed them), so
-  /// appending to it costs one `fdatasync` of data only.
+  /// Its size is already on stable storage (its creator flushed it), so appending to it
+  /// costs one `fdatasync` of data only; its name is flushed once more here, since its
+  /// creator may have died between its rename and its `fsync` of `segments/`.
   private func adopt(_ name: String, room: Int) throws(ContainerError) -> (OpenSegment, Int64)? {
-    let file: FileDescriptor
+    let opened: FileDescriptor?
     do {
-      file = try segments.openFile(name, flags: O_RDWR)
-    } catch  where error.code == .notFound {
+      opened = try SpoolSegmentReader.open(name, in: segments, flags: O_RDWR)
+    } catch  where error.code == .wrongFileType {
       return nil
     }
-    guard try file.lock(exclusive: true, wait: false) else { return nil }
+    guard let file = opened, try file.lock(exclusive: true, wait: false) else { return nil }
     let info = try file.status()
     let size = Int64(info.st_size)
-    // Unlinked by a consumer that held the lock before us, or not a segment at all.
-    guard info.st_nlink > 0, info.st_mode & S_IFMT == S_IFREG,
-      size <= 64 * Self.segmentSize, size - Int64(SpoolSegmentFormat.headerSize) >= Int64(room)
+    // Unlinked by a consumer that held the lock before us, or not one a producer made.
+    guard info.st_nlink > 0, size <= Self.segmentSize,
+      size - Int64(SpoolSegmentFormat.headerSize) >= Int64(room),
+      try SpoolSegmentFormat.headerProblem(
+        file.read(count: SpoolSegmentFormat.headerSize, at: 0)) == nil
     else { return nil }
-    let bytes = try file.read(count: Int(size), at: 0)
-    guard SpoolSegmentFormat.headerProblem(bytes) == nil else { return nil }
-    let scan = SpoolSegmentFormat.scan(bytes, from: SpoolSegmentFormat.headerSize)
-    guard scan.tail == .zeros, bytes.count - scan.end >= room else { return nil }
-    return (OpenSegment(name: name, file: file, capacity: size), Int64(scan.end))
+    let scan = try SpoolSegmentReader.scan(
+      file, from: Int64(SpoolSegmentFormat.headerSize), size: size
+    ) { _ in }
+    // A cursor past the records: a machine crash lost records a consumer had delivered
+    // (it may deliver a record before its fdatasync ends). A record appended here, behind
+    // the cursor, would never be read.
+    guard scan.tail == .zeros, size - scan.end >= Int64(room),
+      try SpoolSegmentReader.cursor(of: name, in: segments).offset <= scan.end,
+      try SpoolSegmentReader.isZero(file, from: scan.end, to: size)
+    else { return nil }
+    try segments.sync()
+    return (OpenSegment(name: name, file: file, capacity: size), scan.end)
   }
 
   /// Creates a segment: written ahead with zeros in `tmp/` and flushed, locked, renamed

@@ -1,0 +1,204 @@
+import SystemSupport
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Reads a segment file (`Protocol/container.md` §4.9) in bounded pieces: never more than
+/// one chunk, or one record's frame when it is larger, at a time.
+package enum SpoolSegmentReader {
+  /// The window the scans that look at every byte (zeros, damage) read at a time.
+  static let window = 64 << 10
+
+  /// Opens a segment without blocking (a FIFO named `*.seg` would block an `open` for
+  /// reading forever) and checks that it is a regular file.
+  ///
+  /// - Returns: The open file; `nil` when it is gone. Throws `wrongFileType` when it is not
+  ///   a regular file, and the open's error otherwise (`EISDIR` for a directory opened to
+  ///   write is reported as `wrongFileType` too).
+  static func open(
+    _ name: String, in segments: borrowing Directory, flags: CInt
+  ) throws(ContainerError) -> FileDescriptor? {
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(name, flags: flags | O_NONBLOCK)
+    } catch  where error.code == .notFound {
+      return nil
+    } catch  where error.cause?.errno == EISDIR {
+      throw notRegular(name, in: segments)
+    }
+    guard try file.status().st_mode & S_IFMT == S_IFREG else {
+      throw notRegular(name, in: segments)
+    }
+    return file
+  }
+
+  private static func notRegular(_ name: String, in segments: borrowing Directory)
+    -> ContainerError
+  {
+    ContainerError(
+      code: .wrongFileType, path: segments.childPath(name),
+      message: "The segment '\(segments.childPath(name))' is not a regular file.")
+  }
+
+  /// The cursor of a segment, or its first record when it has none or an invalid one.
+  static func cursor(of segment: String, in segments: borrowing Directory)
+    throws(ContainerError) -> SpoolCursor
+  {
+    let start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(Spool.positionName(of: segment), flags: O_RDONLY | O_NONBLOCK)
+    } catch  where error.code == .notFound {
+      return start
+    }
+    return SpoolCursor(try file.read(count: SpoolCursor.size + 1, at: 0)) ?? start
+  }
+
+  /// Reads the valid records of `file` from `start` up to `size`, the way
+  /// ``SpoolSegmentFormat/scan(_:from:)`` reads bytes: up to the zeros written ahead, the end
+  /// of the file or an invalid record.
+  ///
+  /// Reads a small chunk first, doubles it while records fill it (up to 1 MiB), and reads a
+  /// record larger than the chunk whole, at the length its frame header declares (at most
+  /// 16 MiB + 8). A record cut short by the chunk is read again, never taken as invalid.
+  ///
+  /// - Parameter found: Called with each record, its offset counted from the file's start.
+  /// - Returns: Where the valid records end, and what follows them.
+  static func scan(
+    _ file: borrowing FileDescriptor, from start: Int64, size: Int64,
+    firstChunk: Int = 4 << 10, largestChunk: Int = 1 << 20,
+    found: (SpoolSegmentFormat.Record) -> Void
+  ) throws(ContainerError) -> (end: Int64, tail: SpoolSegmentFormat.Tail) {
+    precondition(firstChunk >= SpoolSegmentFormat.frameHeaderSize)
+    var end = start
+    var tail = SpoolSegmentFormat.Tail.zeros
+    // Small first: a drain woken for one share reads its record and a few zeros.
+    var chunk = firstChunk
+    while end < size {
+      let available = size - end
+      let count = Int(min(Int64(chunk), available))
+      let bytes = try file.read(count: count, at: end)
+      let scan = SpoolSegmentFormat.scan(bytes, from: 0)
+      for var record in scan.records {
+        record.offset += Int(end)
+        found(record)
+      }
+      end += Int64(scan.end)
+      tail = scan.tail
+      // The file ends within this chunk: what the scan found is final.
+      if bytes.count < count || Int64(count) == available { break }
+      if case .invalid = scan.tail {
+        // Cut short by the chunk rather than by the file: read its frame whole. Anything
+        // else (a bad header, a damaged body that fits) is final.
+        let rest = bytes[scan.end...]
+        if rest.count < SpoolSegmentFormat.frameHeaderSize, scan.end > 0 { continue }
+        guard let length = SpoolSegmentFormat.frameLength(rest), length > rest.count else {
+          break
+        }
+        chunk = max(chunk, length)
+        continue
+      }
+      // A whole zero frame header within the chunk ends the records; fewer than 8 zero
+      // bytes at its end may be the start of a record.
+      if scan.end + SpoolSegmentFormat.frameHeaderSize <= count { break }
+      // Many records: read more at once.
+      chunk = max(chunk, min(chunk * 2, largestChunk))
+    }
+    return (end, tail)
+  }
+
+  /// Whether the bytes of `file` from `start` up to `size` are all zeros.
+  static func isZero(_ file: borrowing FileDescriptor, from start: Int64, to size: Int64)
+    throws(ContainerError) -> Bool
+  {
+    var offset = start
+    while offset < size {
+      let bytes = try file.read(count: Int(min(Int64(window), size - offset)), at: offset)
+      guard !bytes.isEmpty else { return true }
+      guard bytes.allSatisfy({ $0 == 0 }) else { return false }
+      offset += Int64(bytes.count)
+    }
+    return true
+  }
+
+  /// The records from `start`, counted by their frame headers alone (a quota figure), as
+  /// ``SpoolSegmentFormat/countFrames(_:from:)`` counts bytes; reads the headers through a
+  /// window, so a large record's body is skipped rather than read.
+  static func countFrames(_ file: borrowing FileDescriptor, from start: Int64, size: Int64)
+    throws(ContainerError) -> (records: Int, bodyBytes: Int64)
+  {
+    var records = 0
+    var bodyBytes: Int64 = 0
+    var offset = start
+    var buffer: [UInt8] = []
+    var bufferStart: Int64 = 0
+    let header = Int64(SpoolSegmentFormat.frameHeaderSize)
+    while offset + header <= size {
+      if offset < bufferStart || offset + header > bufferStart + Int64(buffer.count) {
+        buffer = try file.read(count: Int(min(Int64(window), size - offset)), at: offset)
+        bufferStart = offset
+      }
+      let index = Int(offset - bufferStart)
+      guard let length = SpoolSegmentFormat.frameLength(buffer[index...]),
+        offset + Int64(length) <= size
+      else { break }
+      records += 1
+      bodyBytes += Int64(length) - header
+      offset += Int64(length)
+    }
+    return (records, bodyBytes)
+  }
+
+  /// The offset of the first valid record at or after `start`, trying every offset, as
+  /// ``SpoolSegmentFormat/firstRecord(in:after:)`` does on bytes; reads a window at a time,
+  /// and the frame of each candidate whose header is valid.
+  static func firstRecord(_ file: borrowing FileDescriptor, after start: Int64, size: Int64)
+    throws(ContainerError) -> Int64?
+  {
+    let header = SpoolSegmentFormat.frameHeaderSize
+    var offset = start
+    while offset + Int64(header) <= size {
+      let bytes = try file.read(
+        count: Int(min(Int64(window + header - 1), size - offset)), at: offset)
+      guard bytes.count >= header else { return nil }
+      for index in 0...(bytes.count - header) {
+        guard let length = SpoolSegmentFormat.frameLength(bytes[index...]) else { continue }
+        let frame =
+          index + length <= bytes.count
+          ? Array(bytes[index..<index + length])
+          : try file.read(count: length, at: offset + Int64(index))
+        if SpoolSegmentFormat.scan(frame, from: 0).records.count == 1 {
+          return offset + Int64(index)
+        }
+      }
+      offset += Int64(bytes.count - header + 1)
+    }
+    return nil
+  }
+
+  /// What the reader finds in the segment file at `path`, read with the given chunk sizes:
+  /// its records from offset 16 and where they end, what follows them, the frames counted
+  /// from there, and the first valid record behind them (the fuzz harness compares these with
+  /// what ``SpoolSegmentFormat`` finds in the same bytes).
+  package static func read(
+    path: String, firstChunk: Int, largestChunk: Int
+  ) throws(ContainerError) -> (
+    records: [SpoolSegmentFormat.Record], end: Int, tail: SpoolSegmentFormat.Tail,
+    frames: (records: Int, bodyBytes: Int64), firstRecord: Int?
+  ) {
+    let file = try FileDescriptor.openRegularFile(path)
+    let size = Int64(try file.status().st_size)
+    let start = min(Int64(SpoolSegmentFormat.headerSize), size)
+    var records: [SpoolSegmentFormat.Record] = []
+    let scan = try scan(
+      file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk
+    ) { records.append($0) }
+    return (
+      records, Int(scan.end), scan.tail, try countFrames(file, from: start, size: size),
+      try firstRecord(file, after: scan.end, size: size).map { Int($0) }
+    )
+  }
+}

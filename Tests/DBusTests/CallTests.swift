@@ -54,13 +54,12 @@ struct CallTests {
     // The long call sets the timer for its deadline; the short one must bring it forward.
     let long = Task { try await client.call(Self.call("Wait", to: name), timeout: .seconds(30)) }
     try await Task.sleep(for: .milliseconds(50))
-    let start = ContinuousClock.now
     let error = await #expect(throws: DBusError.self) {
       _ = try await client.call(Self.call("Wait", to: name), timeout: .milliseconds(200))
     }
+    // No reply: had the timer been left at the long call's deadline, the server's answer
+    // (after 5 s) would have ended this call with a reply, however loaded the machine.
     #expect(error?.name == .noReply)
-    // Well before the server's 5 s answer, however loaded the machine.
-    #expect(ContinuousClock.now - start < .milliseconds(4500))
     // The long call is still waiting, and gets its answer.
     let reply = try await long.value
     #expect(reply.member == nil && reply.kind == .methodReturn)
@@ -71,14 +70,14 @@ struct CallTests {
   @Test func cancellingTheCallerEndsTheCall() async throws {
     let (server, name) = try await server()
     let client = try await connect()
-    let start = ContinuousClock.now
     let task = Task { try await client.call(Self.call("Wait", to: name)) }
     try await Task.sleep(for: .milliseconds(100))
     task.cancel()
     let result = await task.result
     #expect(throws: DBusError.self) { try result.get() }
+    // No reply: a call that went on waiting would have ended with the server's answer
+    // after 5 s, well before the default timeout, however loaded the machine.
     if case .failure(let error as DBusError) = result { #expect(error.name == .noReply) }
-    #expect(ContinuousClock.now - start < .milliseconds(4500))
     // The connection still works, and the late reply to the cancelled call is ignored.
     let reply = try await client.call(Self.call("Echo", to: name, [.string("after")]))
     #expect(reply.body == [.string("after")])

@@ -63,7 +63,18 @@ enum CLibrarySuite: BenchmarkSuite {
       shared = bus
       return bus
     }
+    // The library reads the variable on its first call only. The suites after this one
+    // must not see it: their buses start programs (readlater) with this process's
+    // environment, which would send them to this suite's bus.
+    let previous = getenv("NOTIFYBUS_BUS_ADDRESS").map { String(cString: $0) }
     cnotify_use_bus(bus.address.rawValue)
+    defer {
+      if let previous {
+        setenv("NOTIFYBUS_BUS_ADDRESS", previous, 1)
+      } else {
+        unsetenv("NOTIFYBUS_BUS_ADDRESS")
+      }
+    }
     let latencyCount = max(200, Int(2000 * scale))
     let throughputCount = max(2000, Int(40_000 * scale))
     var ours: [Double] = []

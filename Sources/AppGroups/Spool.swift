@@ -153,7 +153,10 @@ public final class Spool: Sendable {
   /// what this process enqueued since.
   func quotaUsage() throws(ContainerError) -> UsageSnapshot {
     let now = DispatchTime.now().uptimeNanoseconds
-    if let cached = usageCache.withLock({ $0 }), now - cached.taken < Self.usageListingLifetime {
+    // Another thread may have stored a listing taken after `now`: fresh, too.
+    if let cached = usageCache.withLock({ $0 }),
+      cached.taken >= now || now - cached.taken < Self.usageListingLifetime
+    {
       return cached
     }
     let fresh = try listUsage()

@@ -214,7 +214,8 @@ extension Spool {
     let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
     let interval = UInt64(min(60_000_000_000, ageNanoseconds))
     return lastStaleSweep.withLock { last in
-      if let last, now - last < interval { return false }
+      // `now < last`: another thread swept after this one read the clock.
+      if let last, now < last || now - last < interval { return false }
       last = now
       return true
     }

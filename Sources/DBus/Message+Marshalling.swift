@@ -77,7 +77,12 @@ extension MessageCoding {
 
   /// A libdbus message read from exactly one marshalled message by `dbus_message_demarshal`;
   /// the caller owns the returned reference.
-  package static func demarshal(_ bytes: [UInt8]) throws(DBusError) -> OpaquePointer {
+  ///
+  /// - Throws: ``DBusError`` ``DBusError/Name/noMemory`` when libdbus ran out of memory,
+  ///   else libdbus's own error (invalid arguments), its message after `refusal`.
+  package static func demarshal(
+    _ bytes: [UInt8], refusal: String = "invalid marshalled message"
+  ) throws(DBusError) -> OpaquePointer {
     var error = CDBus.DBusError()
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }
@@ -87,7 +92,10 @@ extension MessageCoding {
       }
     }
     guard let raw else {
-      throw DBusError(.invalidArgs, "invalid marshalled message: \(String(cString: error.message))")
+      if dbus_error_has_name(&error, DBUS_ERROR_NO_MEMORY) != 0 {
+        throw DBusError(.noMemory, "out of memory while reading a marshalled message")
+      }
+      throw DBusError(error, refusal)
     }
     return raw
   }

@@ -47,20 +47,7 @@ package enum MessageCoding {
     try message.validate()
     let bytes = try message.marshalled(
       validatedWithSerial: message.serial == 0 ? 1 : message.serial)
-    var error = CDBus.DBusError()
-    dbus_error_init(&error)
-    defer { dbus_error_free(&error) }
-    let raw = bytes.withUnsafeBufferPointer {
-      $0.withMemoryRebound(to: CChar.self) {
-        dbus_message_demarshal($0.baseAddress, CInt($0.count), &error)
-      }
-    }
-    guard let raw else {
-      if dbus_error_has_name(&error, DBUS_ERROR_NO_MEMORY) != 0 {
-        throw DBusError(.noMemory, "out of memory while building a message")
-      }
-      throw DBusError(error, "libdbus refused the message")
-    }
+    let raw = try demarshal(bytes, refusal: "libdbus refused the message")
     if message.serial == 0 { dbus_message_set_serial(raw, 0) }
     return raw
   }

@@ -29,6 +29,9 @@ enum Children {
           address: arguments[1], count: Int(arguments[2]) ?? 0,
           sameName: arguments.count == 4 && arguments[3] == "same",
           busOnly: arguments.count == 4 && arguments[3] == "bus")
+      case "getstate-serve" where arguments.count == 3,
+        "getstate-call" where arguments.count == 5:
+        try await NotifydSuite.child(arguments)
       default:
         print("failed unknown child role \(arguments)")
         return 64

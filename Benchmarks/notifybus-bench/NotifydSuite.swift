@@ -6,6 +6,10 @@ import Notify
 import NotifyServer
 import SystemSupport
 
+#if canImport(Glibc)
+  @preconcurrency import Glibc
+#endif
+
 /// A `GetState` round trip through notifyd (`NotifyCenter.state(of:)` to a `NotifyServer`)
 /// against a blocking libdbus call to a C service answering the same question from a
 /// table; both services run on their own connection and thread in this process.
@@ -158,5 +162,111 @@ enum NotifydSuite: BenchmarkSuite {
         address.rawValue, service, path, interface, 42, CInt(count), &samples) == 0
     else { throw DBusError(.failed, "the C client's calls to \(service) failed") }
     return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+  }
+}
+
+// MARK: - Profiling roles (Benchmarks/profile-notifyd)
+
+extension NotifydSuite {
+  /// `--child getstate-serve ADDRESS swift|c`: serves `GetState` on the bus at `ADDRESS`
+  /// (notifyd's `NotifyServer`, or the C service) with `bench.state` = 42, prints `ready`
+  /// and serves until killed.
+  ///
+  /// `--child getstate-call ADDRESS notifyd|c MODE COUNT`: connects to the bus, makes a few
+  /// calls to warm up, prints `ready`, waits for a line on standard input, makes `COUNT`
+  /// `GetState` calls to notifyd or to the C service, one at a time, prints `done <ns>` and
+  /// waits for standard input to end. `MODE` says where the Swift caller runs:
+  /// `task-executor` (a task on the connection's executor, the target row), `main-actor`,
+  /// `pool` (the global concurrent pool); `c-client` makes the calls with C libdbus, the
+  /// baseline.
+  static func child(_ arguments: [String]) async throws {
+    let address = try BusAddress(arguments[1])
+    switch arguments[0] {
+    case "getstate-serve" where arguments[2] == "c":
+      guard cbaseline_start_service(address.rawValue, cService) != nil else {
+        throw DBusError(.failed, "the C service did not start")
+      }
+      print("ready")
+      fflush(stdout)
+      while true { pause() }
+    case "getstate-serve":
+      let connection = try await BusConnection.connect(to: .address(address))
+      let server = try await NotifyServer.start(on: connection, configuration: .init(log: { _ in }))
+      let center = try await NotifyCenter.connect(to: .address(address))
+      try await center.setState(42, for: "bench.state")
+      await center.close()
+      print("ready")
+      fflush(stdout)
+      withExtendedLifetime(server) {
+        while true { pause() }
+      }
+    default:
+      try await profiledCalls(
+        address, toC: arguments[2] == "c", mode: arguments[3], count: Int(arguments[4]) ?? 0)
+    }
+  }
+
+  private static func profiledCalls(_ address: BusAddress, toC: Bool, mode: String, count: Int)
+    async throws
+  {
+    let (service, path, interface) =
+      toC
+      ? (cService, "/org/notifybus/CBaseline", "org.notifybus.CBaseline")
+      : ("org.notifybus.Notify1", "/org/notifybus/Notify1", "org.notifybus.Notify1")
+    if mode == "c-client" {
+      _ = try cRoundTrips(address, service: service, path: path, interface: interface, count: 100)
+      print("ready")
+      fflush(stdout)
+      _ = readLine()
+      let start = MonotonicClock.now
+      _ = try cRoundTrips(address, service: service, path: path, interface: interface, count: count)
+      print("done \(MonotonicClock.now - start)")
+      fflush(stdout)
+      while readLine() != nil {}
+      return
+    }
+    let connection = try await BusConnection.connect(to: .address(address))
+    let call = Message.methodCall(
+      destination: try BusName(service), path: try ObjectPath(path),
+      interface: try InterfaceName(interface), member: "GetState",
+      body: [.string("bench.state")])
+    let calls: @Sendable (Int) async throws -> Void = { count in
+      for _ in 0..<count {
+        guard try await connection.call(call).body.first == .uint64(42) else {
+          throw DBusError(.failed, "\(service) answered a wrong state")
+        }
+      }
+    }
+    let run: (Int) async throws -> Void
+    switch mode {
+    case "task-executor":
+      run = { count in
+        try await Task(executorPreference: connection.taskExecutor) { try await calls(count) }
+          .value
+      }
+    case "pool":
+      run = { count in try await Task.detached { try await calls(count) }.value }
+    case "main-actor":
+      run = { count in try await mainActorCalls(count, calls) }
+    default:
+      throw DBusError(.invalidArgs, "unknown mode '\(mode)'")
+    }
+    try await run(100)
+    print("ready")
+    fflush(stdout)
+    _ = await Task.detached { readLine() }.value
+    let start = MonotonicClock.now
+    try await run(count)
+    print("done \(MonotonicClock.now - start)")
+    fflush(stdout)
+    _ = await Task.detached { while readLine() != nil {} }.value
+    await connection.close()
+  }
+
+  @MainActor
+  private static func mainActorCalls(_ count: Int, _ calls: (Int) async throws -> Void)
+    async throws
+  {
+    try await calls(count)
   }
 }

@@ -267,7 +267,10 @@ public actor BusConnection {
   /// Closes the connection: pending calls fail with ``DBusError/Name/disconnected``, signal streams
   /// finish, and the event-loop thread ends.
   ///
-  /// Idempotent.
+  /// Idempotent. The connection still answers afterwards, from a dispatch queue that takes
+  /// over from the thread: what needs the bus (calls, ``send(_:)``, subscriptions, names)
+  /// fails with ``DBusError/Name/disconnected``; the rest returns (``state`` is
+  /// ``State/closed``, ``export(at:interface:introspectionXML:handler:)`` serves nothing).
   public func close() {
     guard !isClosed else { return }
     isClosed = true
@@ -360,6 +363,9 @@ public actor BusConnection {
       throw DBusError(
         .limitsExceeded,
         "\(Self.maximumQueuedMessages) messages are already waiting to be sent")
+    case .closed:
+      dbus_message_unref(built.raw)
+      throw DBusError(.disconnected, "the connection is closed")
     }
   }
 
@@ -421,13 +427,10 @@ public actor BusConnection {
       }
       return try await callOnLoop(message, timeout: timeout)
     }
-    let result = await withTaskCancellationHandler {
-      await awaited.result()
-    } onCancel: {
+    return try await awaited.result(resumedOn: loop) {
       replyWaiters.take(serial)?.complete(
         .failure(DBusError(.noReply, "the call was cancelled before its reply arrived")))
-    }
-    return try result.get()
+    }.get()
   }
 
   /// Writes a method call from the caller's thread and registers the call for its reply,
@@ -579,16 +582,21 @@ struct Outgoing {
     case queued(first: Bool)
     /// Refused: the queue is full.
     case full
+    /// Refused: the connection is closed.
+    case closed
   }
 
   /// The connection to send to, while connected.
   var target: SharedConnection?
   /// Messages waiting for a connection, in the order they were sent.
   var queue: [OutgoingMessage] = []
+  /// Set by ``discardAll()``: nothing is sent any more.
+  var closed = false
 
   /// Sends at once when connected and nothing is waiting (so order is kept), else
   /// queues.
   mutating func send(_ message: OutgoingMessage) -> SendResult {
+    guard !closed else { return .closed }
     if let target, queue.isEmpty {
       dbus_connection_send(target.raw, message.raw, nil)
       dbus_message_unref(message.raw)
@@ -609,8 +617,9 @@ struct Outgoing {
     queue.removeAll()
   }
 
-  /// Forgets the connection and drops what is waiting.
+  /// Forgets the connection and drops what is waiting, for good: later sends are refused.
   mutating func discardAll() {
+    closed = true
     target = nil
     for message in queue { dbus_message_unref(message.raw) }
     queue.removeAll()
@@ -629,8 +638,37 @@ final class AwaitedReply: Sendable {
 
   private let state = Mutex(State.waiting(nil))
 
-  /// Waits for the completion.
-  func result() async -> Result<Message, DBusError> {
+  /// Waits for the completion; `onCancel` runs when the task is cancelled first.
+  ///
+  /// A continuation resumed from another thread resumes its task on the generic executor
+  /// (the task's executor preference, or the global pool), from where the task hops to its
+  /// actor. A caller on an actor would so wake a pool thread, which wakes the actor's:
+  /// two thread switches where one does. An actor's caller therefore waits with `loop`
+  /// (the thread the completion comes from) as its executor preference: the completion
+  /// resumes it there without a wakeup, and it hops straight to its actor (on `loop`
+  /// itself when that actor is the connection). A nonisolated caller is resumed where it
+  /// waits: its own executor preference, or the pool.
+  ///
+  /// The closures capture `isolation` so that they run where the caller is: a closure of
+  /// the operations' nonisolated function types would otherwise start on the generic
+  /// executor, a hop before the wait.
+  func result(
+    isolation: isolated (any Actor)? = #isolation, resumedOn loop: any TaskExecutor,
+    onCancel: @Sendable () -> Void
+  ) async -> Result<Message, DBusError> {
+    await withTaskCancellationHandler {
+      _ = isolation
+      guard isolation != nil else { return await result() }
+      return await withTaskExecutorPreference(loop) {
+        _ = isolation
+        return await result()
+      }
+    } onCancel: {
+      onCancel()
+    }
+  }
+
+  private func result() async -> Result<Message, DBusError> {
     await withUnsafeContinuation { continuation in
       let early = state.withLock { state -> Result<Message, DBusError>? in
         guard case .completed(let result) = state else {

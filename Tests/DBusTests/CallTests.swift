@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import Dispatch
 import Synchronization
 import Testing
 
@@ -197,5 +198,80 @@ struct CallsOnTheConnectionsExecutorTests {
     #expect(threads.allSatisfy { $0 })
     await client.close()
     await server.close()
+  }
+
+  @Test func aReplyResumesAnActorsCallerStraightFromTheConnectionsThread() async throws {
+    let server = try await BusConnection.connect(to: .address(bus.address))
+    await server.export(at: "/calls", interface: "org.notifybus.Calls") { $0.body }
+    let name = try #require(await server.uniqueName)
+    let client = try await BusConnection.connect(to: .address(bus.address))
+    let caller = RecordingCaller(client)
+    let replies = try await caller.echo(20, to: name)
+    #expect(replies == (0..<20).map { [.uint32(UInt32($0))] })
+    // One job per call came from another thread, the reply's, from the connection's own:
+    // the caller neither waited on nor was resumed through a thread of the global pool.
+    // (Jobs the actor gives itself, on its own queue, switch no thread.)
+    let jobs = caller.executor.jobs.withLock { $0 }.filter { $0 != .itself }
+    #expect(jobs == Array(repeating: .connection, count: 20))
+    await client.close()
+    await server.close()
+  }
+}
+
+/// An actor on a serial queue of its own whose executor records, for every job it is given
+/// while ``RecordingCaller/echo(_:to:)`` makes its calls, which thread gave it.
+actor RecordingCaller {
+  enum Source: Equatable, Sendable {
+    /// The connection's thread.
+    case connection
+    /// The actor's own queue.
+    case itself
+    /// Any other thread.
+    case other
+  }
+
+  final class Executor: SerialExecutor {
+    static let key = DispatchSpecificKey<Bool>()
+    let queue = DispatchQueue(label: "RecordingCaller")
+    let client: BusConnection
+    let recording = Atomic<Bool>(false)
+    let jobs = Mutex<[Source]>([])
+
+    init(_ client: BusConnection) {
+      self.client = client
+      queue.setSpecific(key: Self.key, value: true)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+      if recording.load(ordering: .acquiring) {
+        let source: Source =
+          client.isOnConnectionThread
+          ? .connection : DispatchQueue.getSpecific(key: Self.key) == true ? .itself : .other
+        jobs.withLock { $0.append(source) }
+      }
+      let job = UnownedJob(job)
+      queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+  }
+
+  let client: BusConnection
+  nonisolated let executor: Executor
+  nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+  init(_ client: BusConnection) {
+    self.client = client
+    executor = Executor(client)
+  }
+
+  /// Calls `Echo` `count` times, one after another, from the actor.
+  func echo(_ count: Int, to name: BusName) async throws -> [[DBusValue]] {
+    var replies: [[DBusValue]] = []
+    executor.recording.store(true, ordering: .releasing)
+    defer { executor.recording.store(false, ordering: .releasing) }
+    for index in 0..<count {
+      replies.append(
+        try await client.call(CallTests.call("Echo", to: name, [.uint32(UInt32(index))])).body)
+    }
+    return replies
   }
 }

@@ -1,4 +1,5 @@
 import CDBus
+import Dispatch
 import Synchronization
 import SystemSupport
 
@@ -23,11 +24,11 @@ import SystemSupport
 /// dispatch-status change and calls the wakeup function, so those two are thread-safe.
 final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   // Safety of @unchecked Sendable: `queue` is the only state other threads touch, and a
-  // Mutex guards it; `threadID` is atomic. Every other stored property is read and
+  // Mutex guards it; `threadID` and `ended` are atomic. Every other stored property is read and
   // written only on the loop thread: the libdbus callbacks and `run()` are the only
   // users, and `preconditionInLoop()` checks the libdbus entry points.
 
-  private enum Work {
+  private enum Work: Sendable {
     case job(UnownedJob)
     case closure(@Sendable () -> Void)
   }
@@ -35,10 +36,16 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   private struct Queue {
     var work: [Work] = []
     var stopping = false
+    /// Where work runs once the thread has ended (see ``stop()``).
+    var afterEnd: DispatchQueue?
   }
 
   private let queue = Mutex(Queue())
   private let threadID = Atomic<UInt>(0)
+  /// Whether the thread has ended and work runs on `Queue.afterEnd`.
+  private let ended = Atomic<Bool>(false)
+  /// Marks `Queue.afterEnd` with its loop, for ``inLoop``.
+  private static let afterEndKey = DispatchSpecificKey<ObjectIdentifier>()
   /// Whether a thread has woken the loop to write since the loop last read its watches
   /// (see ``wakeToWrite()``).
   private let wokenToWrite = Atomic<Bool>(false)
@@ -116,10 +123,13 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     precondition(inLoop, "not on the connection's event loop thread")
   }
 
-  /// Whether the calling thread is this loop's thread.
+  /// Whether the calling thread is this loop's thread (or, once the thread has ended, the
+  /// queue its work runs on).
   var inLoop: Bool {
     let id = threadID.load(ordering: .acquiring)
-    return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
+    if id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0 { return true }
+    return ended.load(ordering: .acquiring)
+      && DispatchQueue.getSpecific(key: Self.afterEndKey) == ObjectIdentifier(self)
   }
 
   func preconditionInLoop() {
@@ -145,15 +155,25 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   }
 
   /// Stops the loop after the work already queued; the thread then exits.
+  ///
+  /// Work queued after that (an actor-isolated method of a closed connection, a task
+  /// resumed by a call's timeout) runs on a serial dispatch queue, one item at a time as
+  /// before, so it still runs, and can say that the connection is closed, instead of
+  /// waiting for a thread that is gone.
   func stop() {
     queue.withLock { $0.stopping = true }
     wake()
   }
 
   private func submit(_ work: Work) {
-    let wasEmpty = queue.withLock { queue in
+    let (wasEmpty, afterEnd) = queue.withLock { queue -> (Bool, DispatchQueue?) in
+      if let afterEnd = queue.afterEnd { return (false, afterEnd) }
       queue.work.append(work)
-      return queue.work.count == 1
+      return (queue.work.count == 1, nil)
+    }
+    if let afterEnd {
+      afterEnd.async { self.perform(work) }
+      return
     }
     // The loop thread looks at the queue before every poll, so work it queues itself
     // (a task resumed by a reply, a job a handler started) needs no wakeup: that saves a
@@ -196,14 +216,16 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
       work.removeAll(keepingCapacity: true)
       let stopping = queue.withLock { queue in
         swap(&work, &queue.work)
+        if queue.stopping && work.isEmpty {
+          // Decided under the lock that queues work: whatever comes later goes there.
+          let afterEnd = DispatchQueue(label: "notifybus.dbus.closed-connection")
+          afterEnd.setSpecific(key: Self.afterEndKey, value: ObjectIdentifier(self))
+          queue.afterEnd = afterEnd
+          ended.store(true, ordering: .releasing)
+        }
         return queue.stopping
       }
-      for item in work {
-        switch item {
-        case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
-        case .closure(let body): body()
-        }
-      }
+      for item in work { perform(item) }
       if stopping && work.isEmpty { return }
       let dispatchedEverything = dispatchPending()
 
@@ -251,6 +273,13 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
         }
       }
       fireTimeouts()
+    }
+  }
+
+  private func perform(_ work: Work) {
+    switch work {
+    case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+    case .closure(let body): body()
     }
   }
 

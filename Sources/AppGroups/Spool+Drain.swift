@@ -308,6 +308,10 @@ extension Spool {
   ) throws(ContainerError) -> Claim? {
     guard let progress = session.segments[segment] else { return nil }
     let record = progress.records[index]
+    if let damage = record.damage {
+      setAsideDamage(segment, index: index, reason: damage, of: progress, in: session)
+      return nil
+    }
     if delivered.withLock({ $0.contains(record.id) }) {
       progress.records[index].done = true
       progress.changed = true
@@ -340,6 +344,30 @@ extension Spool {
     }
   }
 
+  /// Copies damaged bytes a reader resumed past to `corrupt/<segment>.<offset>` and reports
+  /// them; the cursor passes them like a finished record.
+  private func setAsideDamage(
+    _ segment: String, index: Int, reason: String, of progress: SegmentProgress,
+    in session: DrainSession
+  ) {
+    let range = progress.records[index]
+    let copy = "\(segment).\(range.offset)"
+    var error = ContainerError(
+      code: .corruptFile, path: corrupt.childPath(copy),
+      message: "Spool segment '\(segment)' in '\(path)' has \(range.length) damaged bytes at "
+        + "offset \(range.offset) (\(reason)); they were copied to 'corrupt/' and the records "
+        + "after them were delivered.")
+    do {
+      let bytes = try progress.file.read(count: range.length, at: range.offset)
+      try corrupt.replaceFile(copy, with: bytes)
+    } catch let failure {
+      error.message += " Copying them failed: \(failure.message)"
+    }
+    progress.records[index].done = true
+    progress.changed = true
+    session.summary.setAside.append(error)
+  }
+
   /// The most entries handed over before their ids are flushed and the entries removed.
   static var settleBatch: Int { 64 }
 
@@ -350,7 +378,7 @@ extension Spool {
   /// entries) by ``settle(_:)``, and only then is the entry removed.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
     _ = try delivered.withLock { (log) throws(ContainerError) in
-      try log.insert([claim.entry.id], flush: false)
+      try log.insert([claim.entry.id], flush: false, compacting: false)
     }
     session.unsettled.append((claim.raw, claim.source))
     session.summary.delivered += 1
@@ -382,6 +410,32 @@ extension Spool {
     for (name, progress) in session.segments {
       try progress.advance(name: name, in: segments, flushEvery: flushEvery)
     }
+    if delivered.withLock({ $0.isOverCapacity }) {
+      try makeFinishedDurable()
+      try delivered.withLock { (log) throws(ContainerError) in try log.compact() }
+    }
+  }
+
+  /// Makes every cursor and removal durable before `delivered.keys` forgets its oldest ids
+  /// (`Protocol/container.md` §4.6): a cursor or removal that a machine crash undid would
+  /// otherwise hand over again, as new, entries whose ids the log no longer holds.
+  ///
+  /// Flushes every cursor file (those of earlier consumers too: their writes may still be
+  /// only in the page cache), then `segments/` (removed segments and cursors), `cur/` and
+  /// `new/` (removed and claimed entries).
+  private func makeFinishedDurable() throws(ContainerError) {
+    for name in try segments.entries() where name.hasSuffix(".pos") {
+      let segment = String(name.dropLast(".pos".count)) + ".seg"
+      do {
+        try SpoolSegmentReader.openCursor(of: segment, in: segments, flags: O_RDONLY)?
+          .syncData()
+      } catch  where error.code == .wrongFileType {
+        continue  // Not a cursor: set aside when its segment is read.
+      }
+    }
+    try segments.sync()
+    try claimed.sync()
+    try incoming.sync()
   }
 
   func setAside(

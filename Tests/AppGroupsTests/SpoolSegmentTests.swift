@@ -260,7 +260,9 @@ struct SpoolSegmentTests {
     #expect(try segmentNames(consumer).isEmpty)
   }
 
-  @Test func damageWithRecordsBehindItSetsTheSegmentAside() throws {
+  /// One damaged record costs only itself: it is copied to `corrupt/` and reported, the
+  /// records after it are delivered, and the segment is removed.
+  @Test func aDamagedRecordIsSetAsideAndTheRecordsAfterItAreDelivered() throws {
     let temporary = TemporaryDirectory()
     let container = try temporary.container()
     do {
@@ -276,12 +278,98 @@ struct SpoolSegmentTests {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
     var seen: [String] = []
     let summary = try consumer.drain { seen.append($0.id) }
-    #expect(seen == ["a"])
+    #expect(seen == ["a", "c"])
     #expect(summary.setAside.count == 1)
     #expect(summary.setAside.first?.code == .corruptFile)
-    #expect(summary.setAside.first?.message.contains("valid records follow") == true)
-    #expect(FileManager.default.fileExists(atPath: consumer.path + "/corrupt/" + name))
+    #expect(summary.setAside.first?.message.contains("damaged bytes at offset") == true)
+    let copy = consumer.path + "/corrupt/\(name).\(records[1].offset)"
+    #expect(
+      try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy)))
+        == Array(bytes[records[1].offset..<records[1].offset + records[1].length]))
     #expect(try segmentNames(consumer).isEmpty)
+    #expect(try consumer.drain { _ in }.setAside.isEmpty)
+  }
+
+  /// While a producer still holds the segment, a damaged record whose frame is valid is
+  /// passed once a valid record follows it (written after it, so it was written whole);
+  /// the producer's later records are delivered too.
+  @Test func aDamagedRecordInASegmentAProducerHoldsIsPassedByItsFraming() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    for id in ["a", "b", "c"] { try producer.enqueue(payload: [7, 7, 7], id: id) }
+    let consumer = try Spool(container: container)
+    let name = try segmentNames(consumer)[0]
+    let path = consumer.path + "/segments/" + name
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(records[1].offset + 20))
+    try handle.write(contentsOf: Data([bytes[records[1].offset + 20] ^ 0x01]))
+    try handle.close()
+    var seen: [String] = []
+    let summary = try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["a", "c"])
+    #expect(summary.setAside.count == 1)
+    try producer.enqueue(payload: [1], id: "d")
+    seen = []
+    #expect(try consumer.drain { seen.append($0.id) }.setAside.isEmpty)
+    #expect(seen == ["d"])
+  }
+
+  /// A record zeroed in place (a hole of zeros) with valid records behind it: once no
+  /// producer holds the segment, the reader looks past the zeros, reports the hole and
+  /// delivers the records after it, instead of removing them with the segment.
+  @Test func recordsBehindAHoleOfZerosAreDelivered() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      // "b" is larger than the reader's first chunk: the hole spans whole chunks.
+      try producer.enqueue(payload: [1], id: "a")
+      try producer.enqueue(payload: [UInt8](repeating: 9, count: 12 << 10), id: "b")
+      try producer.enqueue(payload: [1], id: "c")
+    }
+    let consumer = try Spool(container: container)
+    let name = try segmentNames(consumer)[0]
+    let path = consumer.path + "/segments/" + name
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    for index in records[1].offset..<records[1].offset + records[1].length { bytes[index] = 0 }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    var seen: [String] = []
+    let summary = try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["a", "c"])
+    #expect(summary.setAside.count == 1)
+    #expect(summary.setAside.first?.message.contains("zeros end the records") == true)
+    #expect(try segmentNames(consumer).isEmpty)
+  }
+
+  @Test func resumingPassesDamageByItsFramingOrBySearchingOnceReleased() {
+    var bytes = SpoolSegmentFormatTests.segment(["a", "b", "c"])
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    var damagedBody = bytes
+    damagedBody[records[1].offset + 40] ^= 0x10
+    let stopped = records[1].offset
+    // By the framing: held or released alike.
+    for released in [false, true] {
+      #expect(
+        SpoolSegmentFormat.resumption(in: damagedBody, at: stopped, released: released)
+          == records[2].offset)
+    }
+    // A damaged frame header: only a released segment is searched.
+    bytes[stopped] ^= 0x01
+    #expect(SpoolSegmentFormat.resumption(in: bytes, at: stopped, released: false) == nil)
+    #expect(
+      SpoolSegmentFormat.resumption(in: bytes, at: stopped, released: true) == records[2].offset)
+    let resumed = SpoolSegmentFormat.scanResuming(bytes, from: 16, released: true)
+    #expect(resumed.scan.records.map { $0.id } == ["a", "c"])
+    #expect(resumed.damaged == [stopped..<records[2].offset])
+    #expect(resumed.scan.tail == SpoolSegmentFormat.Tail.zeros)
+    // A torn last record is not damage: nothing resumes after it.
+    let torn = Array(
+      SpoolSegmentFormatTests.segment(["a", "b"], zeros: 0).prefix(records[1].offset + 30))
+    #expect(SpoolSegmentFormat.resumption(in: torn, at: stopped, released: true) == nil)
   }
 
   @Test func aSegmentWithABadHeaderIsSetAside() throws {

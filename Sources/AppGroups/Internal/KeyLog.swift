@@ -137,8 +137,14 @@ struct KeyLog: ~Copyable {
   /// Without `flush`, the records are written (other processes see them, and they survive
   /// the death of this one) but reach stable storage only with ``flush()``.
   ///
+  /// With `compacting` `false`, a log grown past twice its capacity is not compacted here:
+  /// the caller calls ``compact()`` when forgetting the oldest keys is safe
+  /// (``isOverCapacity``).
+  ///
   /// Returns which were new.
-  mutating func insert(_ newKeys: [String], flush: Bool = true) throws(ContainerError) -> [Bool] {
+  mutating func insert(
+    _ newKeys: [String], flush: Bool = true, compacting: Bool = true
+  ) throws(ContainerError) -> [Bool] {
     var added: [Bool] = []
     var records: [UInt8] = []
     var fresh: [String] = []
@@ -159,9 +165,12 @@ struct KeyLog: ~Copyable {
     guard !fresh.isEmpty else { return added }
     keys += fresh
     try append(records, flush: flush)
-    if keys.count > 2 * capacity { try compact() }
+    if compacting, isOverCapacity { try compact() }
     return added
   }
+
+  /// Whether the log holds more than twice its capacity: ``compact()`` is due.
+  var isOverCapacity: Bool { keys.count > 2 * capacity }
 
   /// Flushes records written without flushing.
   mutating func flush() throws(ContainerError) {
@@ -223,7 +232,9 @@ struct KeyLog: ~Copyable {
   }
 
   /// Rewrites the log with the newest `capacity` keys: temporary file, fsync, rename.
-  private mutating func compact() throws(ContainerError) {
+  ///
+  /// The older keys are forgotten.
+  mutating func compact() throws(ContainerError) {
     let kept = Array(keys.suffix(capacity))
     var bytes = KeyLogFormat.header()
     for key in kept { bytes += KeyLogFormat.record(key) }

@@ -27,34 +27,57 @@ package enum SpoolSegmentReader {
     } catch  where error.code == .notFound {
       return nil
     } catch  where error.cause?.errno == EISDIR {
-      throw notRegular(name, in: segments)
+      throw notRegular(name, in: segments, what: "segment")
     }
     guard try file.status().st_mode & S_IFMT == S_IFREG else {
-      throw notRegular(name, in: segments)
+      throw notRegular(name, in: segments, what: "segment")
     }
     return file
   }
 
-  private static func notRegular(_ name: String, in segments: borrowing Directory)
-    -> ContainerError
-  {
+  private static func notRegular(
+    _ name: String, in segments: borrowing Directory, what: String
+  ) -> ContainerError {
     ContainerError(
       code: .wrongFileType, path: segments.childPath(name),
-      message: "The segment '\(segments.childPath(name))' is not a regular file.")
+      message: "The \(what) '\(segments.childPath(name))' is not a regular file.")
   }
 
   /// The cursor of a segment, or its first record when it has none or an invalid one.
+  ///
+  /// - Throws: `wrongFileType` when `<segment>.pos` is not a regular file (a FIFO would
+  ///   fail every read with `EAGAIN`, a directory with `EISDIR`), else the open's or read's
+  ///   error.
   static func cursor(of segment: String, in segments: borrowing Directory)
     throws(ContainerError) -> SpoolCursor
   {
     let start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
-    let file: FileDescriptor
-    do {
-      file = try segments.openFile(Spool.positionName(of: segment), flags: O_RDONLY | O_NONBLOCK)
-    } catch  where error.code == .notFound {
+    guard let file = try openCursor(of: segment, in: segments, flags: O_RDONLY) else {
       return start
     }
     return SpoolCursor(try file.read(count: SpoolCursor.size + 1, at: 0)) ?? start
+  }
+
+  /// Opens `<segment>.pos` without blocking and checks that it is a regular file.
+  ///
+  /// - Returns: The open file; `nil` when it does not exist (and `create` is `false`).
+  /// - Throws: `wrongFileType` when it is not a regular file.
+  static func openCursor(
+    of segment: String, in segments: borrowing Directory, flags: CInt, create: Bool = false
+  ) throws(ContainerError) -> FileDescriptor? {
+    let name = Spool.positionName(of: segment)
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(name, flags: flags | O_NONBLOCK, create: create)
+    } catch  where error.code == .notFound {
+      return nil
+    } catch  where error.cause?.errno == EISDIR {
+      throw notRegular(name, in: segments, what: "cursor")
+    }
+    guard try file.status().st_mode & S_IFMT == S_IFREG else {
+      throw notRegular(name, in: segments, what: "cursor")
+    }
+    return file
   }
 
   /// Reads the valid records of `file` from `start` up to `size`, the way
@@ -179,15 +202,78 @@ package enum SpoolSegmentReader {
     return nil
   }
 
+  /// Where the records resume after what ends them at `end`.
+  ///
+  /// As ``SpoolSegmentFormat/resumption(in:at:released:)`` finds it in bytes: right after a
+  /// damaged body whose frame is valid when a valid record follows it, or (with `released`)
+  /// at the first valid record behind `end`. Reads the frame header, the record after it,
+  /// and for the search a window at a time.
+  static func resumption(
+    _ file: borrowing FileDescriptor, at end: Int64, size: Int64, released: Bool
+  ) throws(ContainerError) -> Int64? {
+    guard end < size else { return nil }
+    let header = Int64(SpoolSegmentFormat.frameHeaderSize)
+    let bytes = try file.read(count: Int(min(header, size - end)), at: end)
+    if let length = SpoolSegmentFormat.frameLength(bytes[...]), end + Int64(length) < size {
+      let next = end + Int64(length)
+      let after = try file.read(count: Int(min(header, size - next)), at: next)
+      if let following = SpoolSegmentFormat.frameLength(after[...]),
+        next + Int64(following) <= size,
+        SpoolSegmentFormat.scan(try file.read(count: following, at: next), from: 0).records
+          .count == 1
+      {
+        return next
+      }
+    }
+    return released ? try firstRecord(file, after: end + 1, size: size) : nil
+  }
+
+  /// Reads the valid records of `file` from `start`, as ``scan(_:from:size:firstChunk:largestChunk:found:)``
+  /// does, resuming past damage where ``resumption(_:at:size:released:)`` allows, as
+  /// ``SpoolSegmentFormat/scanResuming(_:from:released:)`` does on bytes.
+  ///
+  /// - Parameters:
+  ///   - found: Called with each record, its offset counted from the file's start.
+  ///   - damaged: Called with each damaged range passed, and the reason the records
+  ///     stopped at its start.
+  /// - Returns: Where the valid records finally end, and what follows them.
+  static func scanResuming(
+    _ file: borrowing FileDescriptor, from start: Int64, size: Int64, released: Bool,
+    firstChunk: Int = 4 << 10, largestChunk: Int = 1 << 20,
+    found: (SpoolSegmentFormat.Record) -> Void,
+    damaged: (Range<Int64>, _ reason: String) -> Void
+  ) throws(ContainerError) -> (end: Int64, tail: SpoolSegmentFormat.Tail) {
+    var result = try scan(
+      file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
+      found: found)
+    // Zeros that end the records are no frame: only a search (`released`) looks past them,
+    // so a drain of a segment a producer holds reads nothing more for them.
+    while released || result.tail != .zeros,
+      let next = try resumption(file, at: result.end, size: size, released: released)
+    {
+      if case .invalid(let reason) = result.tail {
+        damaged(result.end..<next, reason)
+      } else {
+        damaged(result.end..<next, "zeros end the records at offset \(result.end)")
+      }
+      result = try scan(
+        file, from: next, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
+        found: found)
+    }
+    return result
+  }
+
   /// What the reader finds in the segment file at `path`, read with the given chunk sizes:
   /// its records from offset 16 and where they end, what follows them, the frames counted
-  /// from there, and the first valid record behind them (the fuzz harness compares these with
-  /// what ``SpoolSegmentFormat`` finds in the same bytes).
+  /// from there, and the first valid record behind them; then, resuming past damage as a
+  /// consumer does (`released`), every record and the damaged ranges passed (the fuzz
+  /// harness compares these with what ``SpoolSegmentFormat`` finds in the same bytes).
   package static func read(
-    path: String, firstChunk: Int, largestChunk: Int
+    path: String, firstChunk: Int, largestChunk: Int, released: Bool
   ) throws(ContainerError) -> (
     records: [SpoolSegmentFormat.Record], end: Int, tail: SpoolSegmentFormat.Tail,
-    frames: (records: Int, bodyBytes: Int64), firstRecord: Int?
+    frames: (records: Int, bodyBytes: Int64), firstRecord: Int?,
+    resumed: (records: [SpoolSegmentFormat.Record], damaged: [Range<Int>], end: Int)
   ) {
     let file = try FileDescriptor.openRegularFile(path)
     let size = Int64(try file.status().st_size)
@@ -196,9 +282,16 @@ package enum SpoolSegmentReader {
     let scan = try scan(
       file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk
     ) { records.append($0) }
+    var all: [SpoolSegmentFormat.Record] = []
+    var damaged: [Range<Int>] = []
+    let resumed = try scanResuming(
+      file, from: start, size: size, released: released, firstChunk: firstChunk,
+      largestChunk: largestChunk, found: { all.append($0) },
+      damaged: { range, _ in damaged.append(Int(range.lowerBound)..<Int(range.upperBound)) })
     return (
       records, Int(scan.end), scan.tail, try countFrames(file, from: start, size: size),
-      try firstRecord(file, after: scan.end, size: size).map { Int($0) }
+      try firstRecord(file, after: scan.end, size: size).map { Int($0) },
+      (all, damaged, Int(resumed.end))
     )
   }
 }

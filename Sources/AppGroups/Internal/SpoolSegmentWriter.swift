@@ -133,8 +133,13 @@ final class SpoolSegmentWriter: Sendable {
     // A cursor past the records: a machine crash lost records a consumer had delivered
     // (it may deliver a record before its fdatasync ends). A record appended here, behind
     // the cursor, would never be read.
-    guard scan.tail == .zeros, size - scan.end >= Int64(room),
-      try SpoolSegmentReader.cursor(of: name, in: segments).offset <= scan.end,
+    let cursor: Int64
+    do {
+      cursor = try SpoolSegmentReader.cursor(of: name, in: segments).offset
+    } catch  where error.code == .wrongFileType {
+      return nil  // Its cursor is not a file: the next drain sets it aside.
+    }
+    guard scan.tail == .zeros, size - scan.end >= Int64(room), cursor <= scan.end,
       try SpoolSegmentReader.isZero(file, from: scan.end, to: size)
     else { return nil }
     try segments.sync()

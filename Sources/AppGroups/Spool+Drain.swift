@@ -37,7 +37,7 @@ extension Spool {
     var session = try beginDrain(wait: waitForOtherConsumers)
     do {
       while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-        let claim = try nextClaim(&session)
+        case .entry(let claim) = try nextClaim(&session, quick: false)
       {
         try handler(claim.entry)
         try complete(claim, in: &session)
@@ -54,9 +54,14 @@ extension Spool {
   /// Hands every pending entry to an asynchronous `handler`; otherwise the same as the
   /// synchronous ``drain(maxEntries:waitForOtherConsumers:_:)``.
   ///
-  /// The file-system work (waiting for the drain lock, claiming, validating, removing and
-  /// flushing) runs on a Dispatch thread, never on the Swift concurrency pool; only the
-  /// handler runs on the caller's executor.
+  /// File-system work that can wait runs on a Dispatch thread, never on the Swift
+  /// concurrency pool: waiting for another consumer's drain lock, flushing
+  /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
+  /// sweeping `tmp/`, and the first drain of this instance (it reads `delivered.keys`
+  /// whole). A step that only lists the spool's directories, takes the free drain lock
+  /// without waiting, reads a segment's records and writes ids and cursors without a flush
+  /// (all served by the page cache) runs on the caller's executor, so a drain woken for one
+  /// share stored as a record reaches the handler without a thread switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -70,26 +75,53 @@ extension Spool {
     _ handler: (SpoolEntry) async throws -> Void
   ) async throws -> DrainSummary {
     let limit = maxEntries
-    // One hop to a Dispatch thread per entry: completing an entry and claiming the next
-    // are one step, and so are beginning the drain and claiming the first.
-    let (session, first) = try await runBlocking { () throws(ContainerError) in
-      var session = try self.beginDrain(wait: waitForOtherConsumers)
-      let claim = (limit.map { $0 > 0 } ?? true) ? try self.nextClaim(&session) : nil
-      return (session, claim)
+    let wanted = limit.map { $0 > 0 } ?? true
+    // At most one hop to a Dispatch thread per entry, none when the step is quick:
+    // completing an entry and claiming the next are one step, and so are beginning the
+    // drain and claiming the first.
+    let session: DrainSession
+    var next: NextClaim
+    if let quick = try beginQuickly(wait: waitForOtherConsumers) {
+      session = quick
+      var state = quick
+      next = wanted ? try nextClaim(&state, quick: true) : .end
+    } else {
+      (session, next) = try await runBlocking { () throws(ContainerError) in
+        var session = try self.beginDrain(wait: waitForOtherConsumers)
+        return (session, wanted ? try self.nextClaim(&session, quick: false) : .end)
+      }
     }
-    var claim = first
     do {
-      while let current = claim {
-        try await handler(current.entry)
-        claim = try await runBlocking { () throws(ContainerError) in
-          var state = session
-          try self.complete(current, in: &state)
-          guard limit.map({ state.summary.delivered < $0 }) ?? true else {
-            try self.settle(&state)
-            return nil
+      while true {
+        if case .slow = next {
+          next = try await runBlocking { () throws(ContainerError) in
+            var state = session
+            return try self.nextClaim(&state, quick: false)
           }
-          // Settles before it reports the end (nothing left to list).
-          return try self.nextClaim(&state)
+        }
+        guard case .entry(let current) = next else { break }
+        try await handler(current.entry)
+        var state = session
+        if completesQuickly(current) {
+          try complete(current, in: &state)
+          if limit.map({ state.summary.delivered < $0 }) ?? true {
+            next = try nextClaim(&state, quick: true)
+          } else {
+            if settleFlushes(state) {
+              try await runBlocking { () throws(ContainerError) in
+                var state = session
+                try self.settle(&state)
+              }
+            } else {
+              try settle(&state)
+            }
+            next = .end
+          }
+        } else {
+          next = try await runBlocking { () throws(ContainerError) in
+            var state = session
+            return try self.finish(current, in: &state, limit: limit)
+          }
         }
       }
     } catch {
@@ -150,9 +182,9 @@ final class DrainSession: @unchecked Sendable {
   var attempted: Set<String> = []
   /// The segments this drain has read, by name.
   var segments: [String: SegmentProgress] = [:]
-  /// Entries handed over whose ids are written to `delivered.keys` but not yet flushed; they
-  /// are removed (files) or passed (records) after the flush (``Spool/settle(_:)``).
-  var unsettled: [(raw: String, source: Source)] = []
+  /// Files handed over whose ids are written to `delivered.keys` but not yet flushed, by
+  /// their `cur/` names: removed after the flush (``Spool/settle(_:)``).
+  var unsettled: [String] = []
 
   /// Whether `cur/` was listed: only a consumer holding `drain.lock` adds to it, so one
   /// listing per drain finds everything left there.
@@ -205,14 +237,42 @@ extension Spool {
     return session
   }
 
+  /// Begins a drain on the caller's thread when that cannot wait: the drain lock is free and
+  /// neither a sweep of `tmp/` nor a first read of `delivered.keys` is due.
+  ///
+  /// - Returns: `nil` when the drain must begin on a Dispatch thread.
+  /// - Throws: `busy` when another drain holds the lock and `wait` is `false`.
+  func beginQuickly(wait: Bool) throws(ContainerError) -> DrainSession? {
+    guard !staleSweepWouldBeDue(), delivered.withLock({ $0.isLoaded }) else { return nil }
+    do {
+      return try beginDrain(wait: false)
+    } catch  where error.code == .busy && wait {
+      return nil
+    }
+  }
+
+  private func staleSweepInterval() -> UInt64 {
+    let age = limits.staleTemporaryAge.components
+    let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
+    return UInt64(min(60_000_000_000, ageNanoseconds))
+  }
+
+  /// Whether ``staleSweepIsDue()`` would sweep now, without taking the turn.
+  private func staleSweepWouldBeDue() -> Bool {
+    let now = DispatchTime.now().uptimeNanoseconds
+    let interval = staleSweepInterval()
+    return lastStaleSweep.withLock { last in
+      guard let last else { return true }
+      return now >= last && now - last >= interval
+    }
+  }
+
   /// Whether a drain should sweep `tmp/`: the first drain of this instance, then at most
   /// once a minute (or once per ``SpoolLimits/staleTemporaryAge`` when shorter), so a
   /// drain woken for each share does not list `tmp/` each time.
   private func staleSweepIsDue() -> Bool {
     let now = DispatchTime.now().uptimeNanoseconds
-    let age = limits.staleTemporaryAge.components
-    let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
-    let interval = UInt64(min(60_000_000_000, ageNanoseconds))
+    let interval = staleSweepInterval()
     return lastStaleSweep.withLock { last in
       // `now < last`: another thread swept after this one read the clock.
       if let last, now < last || now - last < interval { return false }
@@ -246,20 +306,36 @@ extension Spool {
     session.queue = items.reversed()
   }
 
+  /// What ``nextClaim(_:quick:)`` found.
+  enum NextClaim {
+    /// The next entry, claimed, validated and ready for the handler.
+    case entry(Claim)
+    /// Nothing is left.
+    case end
+    /// A quick step stopped before work that can wait: go on with a step that may wait.
+    case slow
+  }
+
   /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
-  func nextClaim(_ session: inout DrainSession) throws(ContainerError) -> Claim? {
+  ///
+  /// - Parameter quick: Stop (``NextClaim/slow``) before anything that can wait: a flush or
+  ///   compaction of `delivered.keys`, a file entry (claimed, validated and removed as
+  ///   files), damaged bytes to copy aside.
+  func nextClaim(_ session: inout DrainSession, quick: Bool) throws(ContainerError) -> NextClaim {
     while true {
       if session.queue.isEmpty {
-        // The listing is used up: what this drain handed over so far becomes durable
-        // before the next listing (and before an idle spool ends the drain).
+        // The listing is used up: files handed over so far are flushed and removed, and the
+        // cursors written, before the next listing (and before an idle spool ends the drain).
+        if quick, settleFlushes(session) { return .slow }
         try settle(&session)
         try refill(&session)
-        if session.queue.isEmpty { return nil }
+        if session.queue.isEmpty { return .end }
       }
+      if quick, !isQuick(session.queue.last!, in: session) { return .slow }
       let item = session.queue.removeLast()
       if case .record(let segment, let index) = item.source {
         if let claim = try claimRecord(item.raw, segment: segment, index: index, in: session) {
-          return claim
+          return .entry(claim)
         }
         continue
       }
@@ -286,8 +362,8 @@ extension Spool {
         continue
       }
       do {
-        return Claim(
-          raw: item.raw, source: item.source, entry: try validate(item.raw, name: name))
+        return .entry(
+          Claim(raw: item.raw, source: item.source, entry: try validate(item.raw, name: name)))
       } catch let failure as SpoolEntryFormat.Failure {
         setAside(item.raw, from: claimed, reason: failure.reason, in: session)
       } catch let error as ContainerError {
@@ -296,6 +372,38 @@ extension Spool {
         fatalError("unexpected error \(error)")
       }
     }
+  }
+
+  /// Whether claiming `item` is quick: a record whose segment is known, not damaged bytes.
+  private func isQuick(_ item: DrainSession.Item, in session: DrainSession) -> Bool {
+    guard case .record(let segment, let index) = item.source else { return false }
+    return session.segments[segment].map { $0.records[index].damage == nil } ?? true
+  }
+
+  /// Whether ``settle(_:)`` would flush or compact `delivered.keys` now.
+  private func settleFlushes(_ session: DrainSession) -> Bool {
+    !session.unsettled.isEmpty
+      || delivered.withLock { $0.unflushedKeys >= Self.settleBatch || $0.isOverCapacity }
+  }
+
+  /// Completes an entry the handler accepted and claims the next (or settles when the limit
+  /// is reached).
+  func finish(_ claim: Claim, in session: inout DrainSession, limit: Int?) throws(ContainerError)
+    -> NextClaim
+  {
+    try complete(claim, in: &session)
+    guard limit.map({ session.summary.delivered < $0 }) ?? true else {
+      try settle(&session)
+      return .end
+    }
+    // Settles before it reports the end (nothing left to list).
+    return try nextClaim(&session, quick: false)
+  }
+
+  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id.
+  func completesQuickly(_ claim: Claim) -> Bool {
+    guard case .record = claim.source else { return false }
+    return delivered.withLock { $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity }
   }
 
   /// Claims a segment's record.
@@ -368,40 +476,50 @@ extension Spool {
     session.summary.setAside.append(error)
   }
 
-  /// The most entries handed over before their ids are flushed and the entries removed.
+  /// The most ids written to `delivered.keys` before they are flushed: the most entries a
+  /// machine crash can make a drain hand over again (`Protocol/container.md` §4.6).
   static var settleBatch: Int { 64 }
 
-  /// Records the id as delivered; the entry is removed once the record is flushed.
+  /// Records the id as delivered; a file is removed once the id is flushed, a record's
+  /// cursor passes it at once.
   ///
-  /// The record is written at once, so a consumer process that is killed from here on never
-  /// hands the entry over again; it is flushed (one `fdatasync` for up to ``settleBatch``
-  /// entries) by ``settle(_:)``, and only then is the entry removed.
+  /// The id is written at once, so a consumer process that is killed from here on never
+  /// hands the entry over again. It is flushed (one `fdatasync` for up to ``settleBatch``
+  /// ids) by ``settle(_:)``: when that many are waiting, and before files are removed.
+  /// A record needs no flush before its cursor passes it: a machine crash that loses the id
+  /// either keeps the cursor (the record is not read again) or sets it back too (the record
+  /// is handed over again, one of at most ``settleBatch``). So a drain woken for one share
+  /// stored as a record flushes nothing.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
-    _ = try delivered.withLock { (log) throws(ContainerError) in
-      try log.insert([claim.entry.id], flush: false, compacting: false)
+    let waiting = try delivered.withLock { (log) throws(ContainerError) in
+      _ = try log.insert([claim.entry.id], flush: false, compacting: false)
+      return log.unflushedKeys
     }
-    session.unsettled.append((claim.raw, claim.source))
     session.summary.delivered += 1
-    if session.unsettled.count >= Self.settleBatch { try settle(&session) }
+    switch claim.source {
+    case .record(let segment, let index):
+      session.segments[segment]?.records[index].done = true
+      session.segments[segment]?.changed = true
+    case .incoming, .claimed:
+      session.unsettled.append(claim.raw)
+    }
+    if waiting >= Self.settleBatch { try settle(&session) }
   }
 
-  /// Flushes the ids written since the last flush, then removes their entries (files) or
-  /// moves the cursors past them (records).
+  /// Flushes the ids written since the last flush when files wait for it or
+  /// ``settleBatch`` ids are waiting, then removes those files; moves the cursors past the
+  /// records delivered.
   func settle(_ session: inout DrainSession) throws(ContainerError) {
-    if !session.unsettled.isEmpty {
+    let flushDue =
+      !session.unsettled.isEmpty || delivered.withLock { $0.unflushedKeys >= Self.settleBatch }
+    if flushDue {
       try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
-      for (raw, source) in session.unsettled {
-        switch source {
-        case .record(let segment, let index):
-          session.segments[segment]?.records[index].done = true
-          session.segments[segment]?.changed = true
-        case .incoming, .claimed:
-          // Unlinked directly: a single-file entry costs no status call.
-          do {
-            try claimed.remove(raw)
-          } catch  where error.cause?.errno == EISDIR {
-            try claimed.removeTree(raw)
-          }
+      for raw in session.unsettled {
+        // Unlinked directly: a single-file entry costs no status call.
+        do {
+          try claimed.remove(raw)
+        } catch  where error.cause?.errno == EISDIR {
+          try claimed.removeTree(raw)
         }
       }
       session.unsettled = []

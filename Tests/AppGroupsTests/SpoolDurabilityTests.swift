@@ -20,6 +20,39 @@ import Testing
 /// the rename.
 @Suite(.serialized)
 struct SpoolDurabilityTests {
+  /// A drain woken for each share stored as a record flushes `delivered.keys` once per 64
+  /// ids, not once per drain.
+  ///
+  /// A record's cursor may pass it before its id is flushed (`Protocol/container.md` §4.6).
+  /// One producer and one consumer in one process, one share at a
+  /// time (`appgroups-stress share-loop`), traced with `strace`.
+  @Test(.timeLimit(.minutes(3)))
+  func aDrainPerShareFlushesDeliveredKeysOncePer64Ids() throws {
+    let strace = "/usr/bin/strace"
+    #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
+    guard access(strace, X_OK) == 0 else { return }
+    let temporary = TemporaryDirectory()
+    let trace = temporary.path + "/trace"
+    var environment = Products.currentEnvironment()
+    environment["NOTIFYBUS_GROUPS_DIR"] = temporary.groups
+    let shares = 200
+    let process = try Subprocess.spawn(
+      strace,
+      arguments: [
+        "-f", "-qq", "-y", "-o", trace, "-e", "trace=fdatasync",
+        Products.path("appgroups-stress"), "share-loop", "group.com.example.tests",
+        String(shares), "1",
+      ],
+      environment: environment, captureOutput: false)
+    #expect(process.wait(milliseconds: 150_000).map { $0 == .exited(0) } ?? false)
+    let calls = lines(of: trace)
+    let keys = calls.filter { $0.contains("delivered.keys>") }.count
+    let records = calls.filter { $0.contains(".seg>") }.count
+    #expect(records >= shares, "every enqueue flushes its record")
+    // The log's creation, then one per 64 ids.
+    #expect(keys >= 1 && keys <= 1 + shares / 64, "\(keys) flushes of delivered.keys")
+  }
+
   /// `delivered.keys` forgets its oldest ids only after every cursor that passed them is
   /// durable (`Protocol/container.md` §4.6): a cursor that a machine crash set back would
   /// otherwise hand those records over again, as new.

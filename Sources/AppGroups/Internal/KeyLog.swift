@@ -32,6 +32,10 @@ struct KeyLog: ~Copyable {
   private var writer: FileDescriptor?
   /// Whether records were written to `writer` since its last `fdatasync`.
   private var unflushed = false
+  /// How many keys were written since the last `fdatasync`.
+  private(set) var unflushedKeys = 0
+  /// Whether ``refresh(repair:)`` has read the file at least once.
+  private(set) var isLoaded = false
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }
@@ -63,6 +67,7 @@ struct KeyLog: ~Copyable {
   ///
   /// With `repair`, cuts off a torn tail: anything but zeros past the last valid record.
   mutating func refresh(repair: Bool) throws(ContainerError) {
+    defer { isLoaded = true }
     guard let info = try directory.status(of: fileName) else { return try reset() }
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw .syscall("openat", errno: ELOOP, path: path, doing: "open the key log")
@@ -165,6 +170,7 @@ struct KeyLog: ~Copyable {
     guard !fresh.isEmpty else { return added }
     keys += fresh
     try append(records, flush: flush)
+    unflushedKeys = unflushed ? unflushedKeys + fresh.count : 0
     if compacting, isOverCapacity { try compact() }
     return added
   }
@@ -187,6 +193,7 @@ struct KeyLog: ~Copyable {
     }
     writer = consume file
     unflushed = false
+    unflushedKeys = 0
   }
 
   /// Writes `records` at the end of the last valid record and flushes them.
@@ -250,5 +257,6 @@ struct KeyLog: ~Copyable {
     // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
     unflushed = false
+    unflushedKeys = 0
   }
 }

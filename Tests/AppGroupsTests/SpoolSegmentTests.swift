@@ -187,6 +187,35 @@ struct SpoolSegmentTests {
     #expect(seen == ["later"])
   }
 
+  /// The two halves of enqueueing a record (``Spool/writeRecord(payload:id:)`` on the
+  /// caller's thread, ``Spool/commit(_:)`` off it): nothing is written until this instance
+  /// holds a segment (taking one flushes); once written the record is readable before it is
+  /// committed, and delivered once.
+  @Test func aRecordWrittenQuicklyIsReadableAndCommittedLater() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    #expect(try producer.writeRecord(payload: [1], id: "first") == nil)
+    #expect(try producer.pendingCount() == 0)
+    try producer.enqueue(payload: [1], id: "first")
+    let pending = try #require(try producer.writeRecord(payload: [2], id: "second"))
+    #expect(pending.id == "second")
+    let consumer = try Spool(container: container)
+    var seen: [String] = []
+    try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["first", "second"])
+    try producer.commit(pending)
+    #expect(
+      try producer.writeRecord(payload: [UInt8](repeating: 0, count: 300 << 10), id: "big") == nil)
+    let error = #expect(throws: ContainerError.self) {
+      try producer.writeRecord(payload: [1], id: ".bad")
+    }
+    #expect(error?.code == .invalidName)
+    seen = []
+    try consumer.drain { seen.append($0.id) }
+    #expect(seen.isEmpty)
+  }
+
   @Test func aSegmentNoProducerHoldsIsRemovedOnceDrained() throws {
     let temporary = TemporaryDirectory()
     let container = try temporary.container()

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -399,6 +400,53 @@ struct SpoolSegmentTests {
     let torn = Array(
       SpoolSegmentFormatTests.segment(["a", "b"], zeros: 0).prefix(records[1].offset + 30))
     #expect(SpoolSegmentFormat.resumption(in: torn, at: stopped, released: true) == nil)
+  }
+
+  /// A record the reader saw torn only because its producer's `pwrite` was still copying it
+  /// (a `pread` is not atomic against a `pwrite`) is no damage, even when the next record is
+  /// written whole by the time the reader looks past it: the reader reads it again and
+  /// delivers it (`Protocol/container.md` §4.9, "By the framing").
+  ///
+  /// Deterministic: the file holds "n" half written when the scan reads it; where the
+  /// records stop, "n" is completed and "m" appended, as the producer would meanwhile.
+  @Test func aRecordTornOnlyInTheReadersViewIsReadAgainNotSetAside() throws {
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/torn.seg"
+    let whole = SpoolSegmentFormatTests.segment(["a", "n", "m"], zeros: 4096)
+    let records = SpoolSegmentFormat.scan(whole, from: 16).records
+    let torn = records[1].offset + records[1].length / 2
+    let seen = Array(whole[..<torn]) + [UInt8](repeating: 0, count: whole.count - torn)
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(seen)))
+    let writer = open(path, O_WRONLY)
+    #expect(writer >= 0)
+    defer { close(writer) }
+    let file = try FileDescriptor.openRegularFile(path)
+    var found: [String] = []
+    var damaged: [Range<Int64>] = []
+    var stops: [Int64] = []
+    for released in [false, true] {
+      if released {
+        #expect(pwrite(writer, seen, seen.count, 0) == seen.count)
+        found = []
+        damaged = []
+        stops = []
+      }
+      let result = try SpoolSegmentReader.scanResuming(
+        file, from: 16, size: Int64(whole.count), released: released,
+        found: { found.append($0.id) }, damaged: { range, _ in damaged.append(range) },
+        stopped: { end in
+          if stops.isEmpty {
+            // The producer's pwrite of "n" ends, then "m" is written whole.
+            let rest = Array(whole[torn..<records[2].offset + records[2].length])
+            #expect(pwrite(writer, rest, rest.count, off_t(torn)) == rest.count)
+          }
+          stops.append(end)
+        })
+      #expect(stops.first == Int64(records[1].offset), "released: \(released)")
+      #expect(found == ["a", "n", "m"], "released: \(released)")
+      #expect(damaged.isEmpty, "released: \(released)")
+      #expect(result.end == Int64(records[2].offset + records[2].length))
+    }
   }
 
   @Test func aSegmentWithABadHeaderIsSetAside() throws {

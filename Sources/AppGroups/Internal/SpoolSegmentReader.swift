@@ -202,15 +202,31 @@ package enum SpoolSegmentReader {
     return nil
   }
 
+  /// What ``resumption(_:at:size:released:)`` decided.
+  enum Resumption: Equatable {
+    /// The bytes from where the records ended up to this offset are damage: resume here.
+    case at(Int64)
+    /// The record where the records ended reads valid now: the scan read it while its
+    /// `pwrite` was still copying it. Read again from there; nothing is damaged.
+    case again
+  }
+
   /// Where the records resume after what ends them at `end`.
   ///
   /// As ``SpoolSegmentFormat/resumption(in:at:released:)`` finds it in bytes: right after a
   /// damaged body whose frame is valid when a valid record follows it, or (with `released`)
   /// at the first valid record behind `end`. Reads the frame header, the record after it,
   /// and for the search a window at a time.
+  ///
+  /// By the framing, the record where the records end is read again, whole, after the one
+  /// behind it was found valid: a `pread` is not atomic against a `pwrite`, so the scan may
+  /// have seen it torn while its producer's `pwrite` was still copying it. A valid record
+  /// behind it means that `pwrite` returned (a producer appends one record at a time, in
+  /// offset order), so what it reads now is what the file holds: only a record that is
+  /// still invalid is damage (``Resumption/again`` otherwise).
   static func resumption(
     _ file: borrowing FileDescriptor, at end: Int64, size: Int64, released: Bool
-  ) throws(ContainerError) -> Int64? {
+  ) throws(ContainerError) -> Resumption? {
     guard end < size else { return nil }
     let header = Int64(SpoolSegmentFormat.frameHeaderSize)
     let bytes = try file.read(count: Int(min(header, size - end)), at: end)
@@ -219,13 +235,17 @@ package enum SpoolSegmentReader {
       let after = try file.read(count: Int(min(header, size - next)), at: next)
       if let following = SpoolSegmentFormat.frameLength(after[...]),
         next + Int64(following) <= size,
-        SpoolSegmentFormat.scan(try file.read(count: following, at: next), from: 0).records
-          .count == 1
+        isRecord(try file.read(count: following, at: next))
       {
-        return next
+        return isRecord(try file.read(count: length, at: end)) ? .again : .at(next)
       }
     }
-    return released ? try firstRecord(file, after: end + 1, size: size) : nil
+    return released ? try firstRecord(file, after: end + 1, size: size).map { .at($0) } : nil
+  }
+
+  /// Whether `frame` is exactly one valid record.
+  private static func isRecord(_ frame: [UInt8]) -> Bool {
+    SpoolSegmentFormat.scan(frame, from: 0).records.first?.length == frame.count
   }
 
   /// Reads the valid records of `file` from `start`, as ``scan(_:from:size:firstChunk:largestChunk:found:)``
@@ -236,21 +256,39 @@ package enum SpoolSegmentReader {
   ///   - found: Called with each record, its offset counted from the file's start.
   ///   - damaged: Called with each damaged range passed, and the reason the records
   ///     stopped at its start.
+  ///   - stopped: Called with the offset where the records stop, before the reader decides
+  ///     whether to resume (tests change the file there, as a producer's write would).
   /// - Returns: Where the valid records finally end, and what follows them.
   static func scanResuming(
     _ file: borrowing FileDescriptor, from start: Int64, size: Int64, released: Bool,
     firstChunk: Int = 4 << 10, largestChunk: Int = 1 << 20,
     found: (SpoolSegmentFormat.Record) -> Void,
-    damaged: (Range<Int64>, _ reason: String) -> Void
+    damaged: (Range<Int64>, _ reason: String) -> Void,
+    stopped: (Int64) -> Void = { _ in }
   ) throws(ContainerError) -> (end: Int64, tail: SpoolSegmentFormat.Tail) {
     var result = try scan(
       file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
       found: found)
     // Zeros that end the records are no frame: only a search (`released`) looks past them,
     // so a drain of a segment a producer holds reads nothing more for them.
-    while released || result.tail != .zeros,
-      let next = try resumption(file, at: result.end, size: size, released: released)
-    {
+    while released || result.tail != .zeros {
+      stopped(result.end)
+      guard let decision = try resumption(file, at: result.end, size: size, released: released)
+      else { break }
+      let next: Int64
+      switch decision {
+      case .again:
+        // Read again from the same offset: the record there is valid now, so the scan
+        // moves on (it stops for good should it not, as only a file changed back can).
+        let before = result.end
+        result = try scan(
+          file, from: before, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
+          found: found)
+        if result.end == before { return result }
+        continue
+      case .at(let offset):
+        next = offset
+      }
       if case .invalid(let reason) = result.tail {
         damaged(result.end..<next, reason)
       } else {

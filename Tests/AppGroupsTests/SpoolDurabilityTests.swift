@@ -53,6 +53,51 @@ struct SpoolDurabilityTests {
     #expect(keys >= 1 && keys <= 1 + shares / 64, "\(keys) flushes of delivered.keys")
   }
 
+  /// The bound of `Protocol/container.md` §4.6 (a machine crash hands over again at most the
+  /// 64 entries accepted since the last flush of `delivered.keys`) holds across consumer
+  /// processes: an app that drains a few shares and exits (an idle timeout) leaves ids
+  /// unflushed, and the next one counts them as its own.
+  ///
+  /// Three consumer processes in turn deliver 40 records each. Traced with `strace`, no more
+  /// than 64 ids are written to `delivered.keys` between two of its `fdatasync`s.
+  @Test(.timeLimit(.minutes(3)))
+  func idsLeftUnflushedByAConsumerThatExitedCountTowardTheNextOnesFlush() throws {
+    let strace = "/usr/bin/strace"
+    #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
+    guard access(strace, X_OK) == 0 else { return }
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    var environment = Products.currentEnvironment()
+    environment["NOTIFYBUS_GROUPS_DIR"] = temporary.groups
+    var calls: [String] = []
+    for round in 0..<3 {
+      for index in 0..<40 { try producer.enqueue(payload: [1], id: "r\(round)-\(index)") }
+      let trace = temporary.path + "/trace-\(round)"
+      let process = try Subprocess.spawn(
+        strace,
+        arguments: [
+          "-qq", "-y", "-o", trace, "-e", "trace=pwrite64,fdatasync",
+          Products.path("appgroups-stress"), "consume", "group.com.example.tests",
+          temporary.path + "/delivered-\(round)", "40",
+        ],
+        environment: environment, captureOutput: false)
+      #expect(process.wait(milliseconds: 120_000).map { $0 == .exited(0) } ?? false)
+      calls += lines(of: trace).filter { $0.contains("delivered.keys>") }
+    }
+    var written = 0
+    var most = 0
+    for call in calls {
+      if call.hasPrefix("pwrite64(") {
+        written += 1
+        most = max(most, written)
+      } else if call.hasPrefix("fdatasync("), call.hasSuffix("= 0") {
+        written = 0
+      }
+    }
+    #expect(calls.filter { $0.hasPrefix("pwrite64(") }.count == 120)
+    #expect(most <= Spool.settleBatch, "\(most) ids written to delivered.keys without a flush")
+  }
+
   /// `delivered.keys` forgets its oldest ids only after every cursor that passed them is
   /// durable (`Protocol/container.md` §4.6): a cursor that a machine crash set back would
   /// otherwise hand those records over again, as new.

@@ -32,7 +32,10 @@ struct KeyLog: ~Copyable {
   private var writer: FileDescriptor?
   /// Whether records were written to `writer` since its last `fdatasync`.
   private var unflushed = false
-  /// How many keys were written since the last `fdatasync`.
+  /// How many keys may be in the file but not on stable storage: those this instance wrote
+  /// since its last `fdatasync`, and those it read that others wrote since then (another
+  /// process, or another instance, may have left them unflushed: `Protocol/container.md`
+  /// §4.6 bounds them across consumers).
   private(set) var unflushedKeys = 0
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
@@ -110,6 +113,13 @@ struct KeyLog: ~Copyable {
     }
     let parsed = KeyLogFormat.parseRecords(bytes, from: parseFrom)
     for key in parsed.keys where members.insert(key).inserted { keys.append(key) }
+    // Written by others, flushed or not: this instance cannot tell, so it counts them with
+    // its own, and its next ``flush()`` covers them (an `fdatasync` flushes the file's data
+    // whoever wrote it). An instance that reads the log first counts every key in it.
+    if !parsed.keys.isEmpty {
+      unflushedKeys = (start == 0 ? 0 : unflushedKeys) + parsed.keys.count
+      unflushed = true
+    }
     offset = start + parsed.validLength
     let status = try file.status()
     identity = (status.st_dev, status.st_ino)

@@ -570,8 +570,11 @@ extension Spool {
         attempt += 1
         target = raw + "~\(attempt)"
       }
-      _ = try source.rename(raw, to: corrupt, as: target, replace: false)
-      error.path = corrupt.childPath(target)
+      if try source.rename(raw, to: corrupt, as: target, replace: false) {
+        error.path = corrupt.childPath(target)
+      } else {
+        error.message += " Moving it failed too: it, or 'corrupt/', is gone."
+      }
     } catch let failure {
       error.message += " Moving it failed too: \(failure.message)"
     }

@@ -101,8 +101,15 @@ final class SegmentProgress: @unchecked Sendable {
     var created = false
     if position == nil {
       created = try segments.status(of: Spool.positionName(of: name)) == nil
-      position = try SpoolSegmentReader.openCursor(
-        of: name, in: segments, flags: O_RDWR, create: true)
+      do {
+        position = try SpoolSegmentReader.openCursor(
+          of: name, in: segments, flags: O_RDWR, create: true)
+      } catch  where error.code == .wrongFileType {
+        // A cursor that is not a file, and that could not be set aside: no cursor is
+        // written, so the next drain reads the segment from its first record and drops what
+        // `delivered.keys` holds as duplicates.
+        return
+      }
     }
     try position!.writeAll(cursor.bytes, at: 0)
     if flush || created {
@@ -142,7 +149,8 @@ extension Spool {
   /// Opens a segment for reading, or `nil` when it is gone.
   ///
   /// A cursor file that is not a regular file is set aside (the drain starts at the first
-  /// record and drops what `delivered.keys` holds as duplicates).
+  /// record and drops what `delivered.keys` holds as duplicates); when setting it aside
+  /// fails, the drain starts at the first record all the same (the segment is valid).
   ///
   /// - Throws: `wrongFileType` when the segment is not a regular file.
   func openSegment(_ name: String, in session: DrainSession) throws(ContainerError)
@@ -158,7 +166,11 @@ extension Spool {
       setAside(
         Self.positionName(of: name), from: segments, reason: "the cursor is not a regular file",
         in: session)
-      start = try cursor(of: name)
+      do {
+        start = try cursor(of: name)
+      } catch  where error.code == .wrongFileType {
+        start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
+      }
     }
     return SegmentProgress(file: file, cursor: start)
   }
@@ -204,7 +216,7 @@ extension Spool {
     for name in names where name.hasSuffix(".pos") {
       // The cursor of a segment removed by a consumer that stopped before removing it.
       if !present.contains(String(name.dropLast(".pos".count)) + ".seg") {
-        try segments.remove(name)
+        try removeCursor(name, in: session)
       }
     }
     for name in names where name.hasSuffix(".seg") {
@@ -218,14 +230,14 @@ extension Spool {
           opened = segment
         } catch  where error.code == .wrongFileType {
           setAside(name, from: segments, reason: "it is not a regular file", in: session)
-          try segments.remove(Self.positionName(of: name))
+          try removeCursor(Self.positionName(of: name), in: session)
           continue
         }
         let header = try opened.file.read(count: SpoolSegmentFormat.headerSize, at: 0)
         if let problem = SpoolSegmentFormat.headerProblem(header) {
           // Segments are complete when renamed in: a bad header is damage.
           setAside(name, from: segments, reason: "its header is not valid: \(problem)", in: session)
-          try segments.remove(Self.positionName(of: name))
+          try removeCursor(Self.positionName(of: name), in: session)
           continue
         }
         progress = opened
@@ -273,7 +285,17 @@ extension Spool {
     session.segments[name] = nil
     // Unlinked while locked: a producer that opened it meanwhile sees it gone and skips it.
     try segments.remove(name)
-    try segments.remove(Self.positionName(of: name))
+    try removeCursor(Self.positionName(of: name), in: session)
+  }
+
+  /// Removes a cursor file whose segment is gone; one that is a directory (not a cursor) is
+  /// set aside instead, and reported (again by each drain while it cannot be moved).
+  private func removeCursor(_ name: String, in session: DrainSession) throws(ContainerError) {
+    do {
+      try segments.remove(name)
+    } catch  where error.cause?.errno == EISDIR {
+      setAside(name, from: segments, reason: "the cursor is not a regular file", in: session)
+    }
   }
 
   /// Reads, checks and decodes a record that a scan found valid.

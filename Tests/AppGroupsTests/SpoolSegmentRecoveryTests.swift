@@ -218,6 +218,34 @@ struct SpoolSegmentRecoveryTests {
         atPath: spool.path + "/corrupt/" + Spool.positionName(of: name)))
   }
 
+  /// A cursor that is not a regular file and cannot be set aside either (here `corrupt/`
+  /// is gone) leaves its valid segment to be read from its first record: its records are
+  /// delivered, not sent to `corrupt/`, and later drains do not fail.
+  @Test(.timeLimit(.minutes(2)), arguments: ["fifo", "directory"])
+  func aCursorThatCannotBeSetAsideLeavesItsSegmentReadFromTheFirstRecord(kind: String) throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      for id in ["a", "b"] { try producer.enqueue(payload: [1], id: id) }
+    }
+    let spool = try Spool(container: container)
+    let name = try segmentNames(spool)[0]
+    let position = spool.path + Self.segments + Spool.positionName(of: name)
+    #expect((kind == "fifo" ? mkfifo(position, 0o600) : mkdir(position, 0o700)) == 0)
+    // The spool keeps `corrupt/` open: moving anything into it now fails (`ENOENT`).
+    #expect(rmdir(spool.path + "/corrupt") == 0)
+    let drained = boundedDrain(spool)
+    #expect(drained.ids == ["a", "b"])
+    let messages = drained.summary?.setAside.map(\.message) ?? []
+    #expect(messages.first?.contains("cursor is not a regular") == true, "\(messages)")
+    #expect(messages.allSatisfy { $0.contains("failed") }, "\(messages)")
+    #expect(!messages.contains { $0.contains("'\(name)' in") }, "the segment was set aside")
+    let again = boundedDrain(spool)
+    #expect(again.summary?.delivered == 0)
+    #expect(again.ids.isEmpty)
+  }
+
   /// Too large to be one a producer made: not adopted (it would be read under the writer's
   /// lock), yet drained.
   @Test func aSegmentLargerThanAProducerMakesIsNotAdopted() throws {

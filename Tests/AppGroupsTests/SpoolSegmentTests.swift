@@ -449,6 +449,29 @@ struct SpoolSegmentTests {
     }
   }
 
+  /// A segment whose records end in zeros up to the end of the file (the zeros written
+  /// ahead) is not searched for a record behind them when released (each retirement would
+  /// try a frame at every offset of the zeros), while a non-zero byte behind the zeros is.
+  @Test func zerosUpToTheEndOfTheFileAreNotSearched() throws {
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/zeros.seg"
+    var bytes = SpoolSegmentFormatTests.segment(["a", "b"], zeros: 256 << 10)
+    let end = SpoolSegmentFormat.scan(bytes, from: 16).end
+    for stray in [nil, bytes.count - 1] {
+      if let stray { bytes[stray] = 1 }
+      #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+      let file = try FileDescriptor.openRegularFile(path)
+      var stops: [Int64] = []
+      var found: [String] = []
+      let result = try SpoolSegmentReader.scanResuming(
+        file, from: 16, size: Int64(bytes.count), released: true,
+        found: { found.append($0.id) }, damaged: { _, _ in }, stopped: { stops.append($0) })
+      #expect(found == ["a", "b"])
+      #expect(result.end == Int64(end))
+      #expect(stops == (stray == nil ? [] : [Int64(end)]), "stray byte: \(stray.map(String.init) ?? "none")")
+    }
+  }
+
   @Test func aSegmentWithABadHeaderIsSetAside() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())

@@ -272,6 +272,9 @@ package enum SpoolSegmentReader {
     // Zeros that end the records are no frame: only a search (`released`) looks past them,
     // so a drain of a segment a producer holds reads nothing more for them.
     while released || result.tail != .zeros {
+      // Zeros up to the end of the file (the zeros written ahead): nothing to search for,
+      // and one pass over them is far cheaper than trying a frame at every offset.
+      if result.tail == .zeros, try isZero(file, from: result.end, to: size) { break }
       stopped(result.end)
       guard let decision = try resumption(file, at: result.end, size: size, released: released)
       else { break }

@@ -57,11 +57,13 @@ extension Spool {
   /// File-system work that can wait runs on a Dispatch thread, never on the Swift
   /// concurrency pool: waiting for another consumer's drain lock, flushing
   /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
-  /// sweeping `tmp/`, and the first drain of this instance (it reads `delivered.keys`
-  /// whole). A step that only lists the spool's directories, takes the free drain lock
-  /// without waiting, reads a segment's records and writes ids and cursors without a flush
-  /// (all served by the page cache) runs on the caller's executor, so a drain woken for one
-  /// share stored as a record reaches the handler without a thread switch.
+  /// sweeping `tmp/`, creating or flushing a cursor, removing a finished segment (and
+  /// searching it first), setting anything aside, and the first drain of this instance (it
+  /// reads `delivered.keys` whole). A step that only lists the spool's directories, takes
+  /// the free drain lock without waiting, reads a segment's records and writes ids and
+  /// cursors without a flush (all served by the page cache) runs on the caller's executor,
+  /// so a drain woken for one share stored as a record reaches the handler without a thread
+  /// switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -191,6 +193,9 @@ final class DrainSession: @unchecked Sendable {
   var listedClaimed = false
   /// The segments this drain has read; the first read hands over what earlier drains left.
   var visited: Set<String> = []
+  /// A quick listing left out work that can wait (``Spool/refillSegments(_:quick:)``): the
+  /// drain goes on with a step that may wait before it ends.
+  var deferred = false
   private let spool: Spool
 
   init(lock: consuming FileDescriptor, spool: Spool, segments: [String: SegmentProgress]) {
@@ -283,7 +288,8 @@ extension Spool {
 
   /// Lists `cur/`, `new/` and the segments again, keeping what this drain has not tried
   /// yet, sorted.
-  private func refill(_ session: inout DrainSession) throws(ContainerError) {
+  private func refill(_ session: inout DrainSession, quick: Bool) throws(ContainerError) {
+    session.deferred = false
     var items: [DrainSession.Item] = []
     if !session.listedClaimed {
       session.listedClaimed = true
@@ -294,7 +300,7 @@ extension Spool {
     for raw in try incomingLister.entries() where !session.attempted.contains(raw) {
       items.append((SpoolEntryName(raw), raw, .incoming))
     }
-    items += try refillSegments(session)
+    items += try refillSegments(session, quick: quick)
     items.sort { lhs, rhs in
       switch (lhs.name, rhs.name) {
       case (let left?, let right?): return left < right
@@ -319,8 +325,9 @@ extension Spool {
   /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
   ///
   /// - Parameter quick: Stop (``NextClaim/slow``) before anything that can wait: a flush or
-  ///   compaction of `delivered.keys`, a file entry (claimed, validated and removed as
-  ///   files), damaged bytes to copy aside.
+  ///   compaction of `delivered.keys`, a cursor to create or flush, a file entry (claimed,
+  ///   validated and removed as files), damaged bytes to copy aside, a segment to remove
+  ///   (searched first) or set aside, when the listing has nothing else.
   func nextClaim(_ session: inout DrainSession, quick: Bool) throws(ContainerError) -> NextClaim {
     while true {
       if session.queue.isEmpty {
@@ -328,8 +335,8 @@ extension Spool {
         // cursors written, before the next listing (and before an idle spool ends the drain).
         if quick, settleFlushes(session) { return .slow }
         try settle(&session)
-        try refill(&session)
-        if session.queue.isEmpty { return .end }
+        try refill(&session, quick: quick)
+        if session.queue.isEmpty { return session.deferred ? .slow : .end }
       }
       if quick, !isQuick(session.queue.last!, in: session) { return .slow }
       let item = session.queue.removeLast()
@@ -380,11 +387,17 @@ extension Spool {
     return session.segments[segment].map { $0.records[index].damage == nil } ?? true
   }
 
-  /// Whether ``settle(_:)`` would flush or compact `delivered.keys` now.
+  /// Whether ``settle(_:)`` would flush or compact `delivered.keys`, or create or flush a
+  /// cursor, now.
   private func settleFlushes(_ session: DrainSession) -> Bool {
     !session.unsettled.isEmpty
       || delivered.withLock { $0.unflushedKeys >= Self.settleBatch || $0.isOverCapacity }
+      || session.segments.values.contains { $0.advanceFlushes(flushEvery: cursorFlushEvery) }
   }
+
+  /// How many records a cursor passes between its flushes: half the ids `delivered.keys`
+  /// keeps (`Protocol/container.md` §4.9).
+  private var cursorFlushEvery: Int { max(1, limits.deliveredIDCapacity / 2) }
 
   /// Completes an entry the handler accepted and claims the next (or settles when the limit
   /// is reached).
@@ -524,9 +537,8 @@ extension Spool {
       }
       session.unsettled = []
     }
-    let flushEvery = max(1, limits.deliveredIDCapacity / 2)
     for (name, progress) in session.segments {
-      try progress.advance(name: name, in: segments, flushEvery: flushEvery)
+      try progress.advance(name: name, in: segments, flushEvery: cursorFlushEvery)
     }
     if delivered.withLock({ $0.isOverCapacity }) {
       try makeFinishedDurable()

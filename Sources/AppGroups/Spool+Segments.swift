@@ -80,6 +80,17 @@ final class SegmentProgress: @unchecked Sendable {
     return SpoolCursor(try position!.read(count: SpoolCursor.size + 1, at: 0)) == cursor
   }
 
+  /// Whether ``advance(name:in:flushEvery:)`` would flush now: it would create the cursor
+  /// file (an `fdatasync` and an `fsync` of `segments/`; counted as soon as this instance has
+  /// no cursor file open for it) or its count of passed records would reach `flushEvery`.
+  func advanceFlushes(flushEvery: Int) -> Bool {
+    guard changed else { return false }
+    var passed = next
+    while passed < records.count, records[passed].done { passed += 1 }
+    guard passed > next else { return false }
+    return position == nil || Int(cursor.unflushed) + (passed - next) >= flushEvery
+  }
+
   /// Moves the cursor past the finished records at its front and writes it.
   ///
   /// The cursor is not flushed each time: the ids of the records it passes are already
@@ -153,8 +164,11 @@ extension Spool {
   /// fails, the drain starts at the first record all the same (the segment is valid).
   ///
   /// - Throws: `wrongFileType` when the segment is not a regular file.
-  func openSegment(_ name: String, in session: DrainSession) throws(ContainerError)
-    -> SegmentProgress?
+  ///
+  /// - Parameter quick: Leave a cursor that is not a regular file for a drain step that may
+  ///   wait (returns `nil` and sets ``DrainSession/deferred``).
+  func openSegment(_ name: String, in session: DrainSession, quick: Bool = false)
+    throws(ContainerError) -> SegmentProgress?
   {
     guard let file = try SpoolSegmentReader.open(name, in: segments, flags: O_RDONLY) else {
       return nil
@@ -163,6 +177,10 @@ extension Spool {
     do {
       start = try cursor(of: name)
     } catch  where error.code == .wrongFileType {
+      if quick {
+        session.deferred = true
+        return nil
+      }
       setAside(
         Self.positionName(of: name), from: segments, reason: "the cursor is not a regular file",
         in: session)
@@ -206,7 +224,15 @@ extension Spool {
 
   /// Lists the segments and returns the records of each that this drain has not seen;
   /// removes the segments that are finished (every record done, no producer holding it).
-  func refillSegments(_ session: DrainSession) throws(ContainerError) -> [DrainSession.Item] {
+  ///
+  /// - Parameter quick: Leave out what can wait (sets ``DrainSession/deferred``): removing a
+  ///   finished segment (and searching it once released), a cursor whose segment is gone,
+  ///   and a segment not read before by this drain that needs something set aside. None of
+  ///   them holds a record to hand over that this listing would otherwise miss, except a
+  ///   segment whose cursor is not a regular file (read by the next, unhurried listing).
+  func refillSegments(_ session: DrainSession, quick: Bool = false) throws(ContainerError)
+    -> [DrainSession.Item]
+  {
     let names = try segmentsLister.entries()
     let present = Set(names)
     for name in session.segments.keys where !present.contains(name) {
@@ -216,6 +242,10 @@ extension Spool {
     for name in names where name.hasSuffix(".pos") {
       // The cursor of a segment removed by a consumer that stopped before removing it.
       if !present.contains(String(name.dropLast(".pos".count)) + ".seg") {
+        if quick {
+          session.deferred = true
+          continue
+        }
         try removeCursor(name, in: session)
       }
     }
@@ -226,15 +256,25 @@ extension Spool {
       } else {
         let opened: SegmentProgress
         do {
-          guard let segment = try openSegment(name, in: session) else { continue }
+          guard let segment = try openSegment(name, in: session, quick: quick) else {
+            continue
+          }
           opened = segment
         } catch  where error.code == .wrongFileType {
+          if quick {
+            session.deferred = true
+            continue
+          }
           setAside(name, from: segments, reason: "it is not a regular file", in: session)
           try removeCursor(Self.positionName(of: name), in: session)
           continue
         }
         let header = try opened.file.read(count: SpoolSegmentFormat.headerSize, at: 0)
         if let problem = SpoolSegmentFormat.headerProblem(header) {
+          if quick {
+            session.deferred = true
+            continue
+          }
           // Segments are complete when renamed in: a bad header is damage.
           setAside(name, from: segments, reason: "its header is not valid: \(problem)", in: session)
           try removeCursor(Self.positionName(of: name), in: session)
@@ -250,6 +290,12 @@ extension Spool {
       if fresh.isEmpty, progress.next == progress.records.count,
         try progress.file.lock(exclusive: true, wait: false)
       {
+        if quick {
+          // Finished, and no producer holds it: its search and removal can wait.
+          progress.file.unlock()
+          session.deferred = true
+          continue
+        }
         // No producer holds it: nothing more can be appended after this scan, and what
         // ends the records is damage or the torn tail of a write a crash cut short.
         fresh = try progress.scanMore(released: true)

@@ -468,7 +468,49 @@ struct SpoolSegmentTests {
         found: { found.append($0.id) }, damaged: { _, _ in }, stopped: { stops.append($0) })
       #expect(found == ["a", "b"])
       #expect(result.end == Int64(end))
-      #expect(stops == (stray == nil ? [] : [Int64(end)]), "stray byte: \(stray.map(String.init) ?? "none")")
+      #expect(
+        stops == (stray == nil ? [] : [Int64(end)]),
+        "stray byte: \(stray.map(String.init) ?? "none")")
+    }
+  }
+
+  /// The quick steps of an asynchronous drain (run on the caller's executor) never flush or
+  /// remove: creating a cursor (an `fdatasync` and an `fsync` of `segments/`) and removing a
+  /// finished segment once its producer is gone are left to a step that may wait.
+  @Test func aQuickStepLeavesCreatingACursorAndRemovingASegmentToAStepThatMayWait() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let consumer = try Spool(container: container)
+    // The first drain reads delivered.keys and sweeps tmp/: the next ones may be quick.
+    #expect(try consumer.drain { _ in }.delivered == 0)
+    var producer: Spool? = try Spool(container: container)
+    try producer?.enqueue(payload: [1], id: "a")
+    let name = try #require(try segmentNames(consumer).first)
+    let position = consumer.path + "/segments/" + Spool.positionName(of: name)
+    func step(_ session: inout DrainSession, quick: Bool) throws -> String {
+      switch try consumer.nextClaim(&session, quick: quick) {
+      case .entry(let claim):
+        try consumer.complete(claim, in: &session)
+        return claim.entry.id
+      case .end: return "end"
+      case .slow: return "slow"
+      }
+    }
+    do {
+      var session = try #require(try consumer.beginQuickly(wait: false))
+      #expect(try step(&session, quick: true) == "a")
+      #expect(try step(&session, quick: true) == "slow")
+      #expect(!FileManager.default.fileExists(atPath: position))
+      #expect(try step(&session, quick: false) == "end")
+      #expect(FileManager.default.fileExists(atPath: position))
+    }
+    producer = nil
+    do {
+      var session = try #require(try consumer.beginQuickly(wait: false))
+      #expect(try step(&session, quick: true) == "slow")
+      #expect(try segmentNames(consumer) == [name])
+      #expect(try step(&session, quick: false) == "end")
+      #expect(try segmentNames(consumer).isEmpty)
     }
   }
 

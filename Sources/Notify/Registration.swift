@@ -3,7 +3,7 @@ import Dispatch
 /// How a registration is told of a post.
 enum Delivery {
   /// Run a handler on a queue.
-  case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void)
+  case dispatch(QueuedHandler)
   /// Nothing: the owner polls with `check`.
   case check
   /// Write the token, 4 bytes big-endian, to a pipe.
@@ -40,8 +40,6 @@ struct Registration {
   let token: NotifyToken
   /// Nesting depth of `suspend`.
   var suspendCount: Int32 = 0
-  /// A dispatch block is queued and has not started: further posts coalesce into it.
-  var scheduled = false
   let subject: Subject
   let delivery: Delivery
   /// Posts that reached this registration; starts at 1 so the first check is true.

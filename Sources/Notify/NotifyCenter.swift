@@ -567,6 +567,8 @@ public final class NotifyCenter: Sendable {
         kill(getpid(), number)
       case .immediate(let handler, let token):
         handler(token)
+      case .connectionThread(let handler, let token):
+        call(handler, token)
       }
     }
   }
@@ -633,10 +635,13 @@ public final class NotifyCenter: Sendable {
   public func cancel(_ token: NotifyToken) throws(NotifyError) {
     try checkUsable()
     guard let removal = registry.withLock({ $0.remove(token) }) else { throw Self.invalid(token) }
-    if case .immediate = removal.registration.delivery, !connection.isOnConnectionThread {
+    switch removal.registration.delivery {
+    case .immediate, .connectionThread:
       // A connection-thread handler may be running for this token: it ends before
       // cancel returns, and later calls see the token is gone.
-      connectionHandlerGate.withLock { _ in }
+      if !connection.isOnConnectionThread { connectionHandlerGate.withLock { _ in } }
+    case .dispatch, .check, .fileDescriptor, .signal, .stream:
+      break
     }
     // A stream may serve several registrations; it ends with the last of them.
     removal.finishedStream?.finish()

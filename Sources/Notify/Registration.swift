@@ -14,10 +14,13 @@ enum Delivery {
   case stream(AsyncStream<NotifyEvent>.Continuation)
   /// Call a handler where the post is recorded (``NotifyCenter/register(_:immediate:)``).
   case immediate(@Sendable (NotifyToken) -> Void)
+  /// Call a handler on the connection's thread (``NotifyCenter/register(_:queue:handler:)``
+  /// with no queue).
+  case connectionThread(ConnectionThreadHandler)
 
   var typeName: String {
     switch self {
-    case .dispatch, .immediate: "dispatch"
+    case .dispatch, .immediate, .connectionThread: "dispatch"
     case .check: "check"
     case .fileDescriptor: "file"
     case .signal: "signal"

@@ -17,9 +17,12 @@ struct Registry {
   enum Action {
     /// Queue a run of the handler: the registration had none queued.
     case dispatch(QueuedHandler)
-    case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
+    /// Boxed: an event is large, and the other actions, copied for every delivery,
+    /// stay small.
+    indirect case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
     case signal(CInt)
     case immediate(@Sendable (NotifyToken) -> Void, NotifyToken)
+    case connectionThread(ConnectionThreadHandler, NotifyToken)
   }
 
   /// The actions of one post, in order: most posts reach one registration, so the first
@@ -179,6 +182,8 @@ struct Registry {
     case .dispatch(let handler):
       // A run already queued does not start (it checks this).
       handler.cancel()
+    case .connectionThread(let handler):
+      handler.cancel()
     case .check, .signal, .immediate:
       break
     }
@@ -300,6 +305,8 @@ struct Registry {
       actions.append(.yield(continuation, event()))
     case .immediate(let handler):
       actions.append(.immediate(handler, token))
+    case .connectionThread(let handler):
+      actions.append(.connectionThread(handler, token))
     }
     deliveries += 1
   }

@@ -109,6 +109,22 @@ struct NotifyWireTests {
     }
   }
 
+  /// The first argument must be the name's bytes: a canonically equivalent spelling (`==`
+  /// on `String` would accept it) is another name.
+  @Test func isPostedComparesTheNamesBytes() {
+    let composed: NotifyName = "caf\u{E9}.saved"
+    let decomposed = "cafe\u{301}.saved"
+    let interface = NotifyWire.interface(for: composed)
+    func signal(_ text: String) -> Message {
+      .signal(
+        path: NotifyWire.path, interface: interface, member: "Posted",
+        body: [.string(text), .uint64(1), .uint64(1)])
+    }
+    #expect(NotifyWire.isPosted(signal(composed.rawValue), name: composed))
+    #expect(!NotifyWire.isPosted(signal(decomposed), name: composed))
+    #expect(!NotifyWire.isPosted(signal("caf\u{E9}.save"), name: composed))
+  }
+
   @Test func postedNameAcceptsTheMinimalSignalAndRejectsMismatches() {
     let name: NotifyName = "group.example.saved"
     let interface = NotifyWire.interface(for: name)

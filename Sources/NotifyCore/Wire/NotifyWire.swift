@@ -199,7 +199,7 @@ public enum NotifyWire {
     _ message: Message, name: NotifyName, interface: InterfaceName? = nil
   ) -> Bool {
     guard message.kind == .signal, message.member == member, message.path == path,
-      case .string(let text)? = message.body.first, text.utf8.elementsEqual(name.rawValue.utf8),
+      case .string(let text)? = message.body.first, hasSameBytes(text, name.rawValue),
       let received = message.interface,
       interface.map({ $0 == received }) ?? isInterface(received, of: name)
     else { return false }
@@ -208,6 +208,17 @@ public enum NotifyWire {
       return false
     }
     return true
+  }
+
+  /// Whether two strings have the same UTF-8 bytes (not `==`, which compares canonical
+  /// equivalence): a length check and one comparison over memory.
+  static func hasSameBytes(_ a: String, _ b: String) -> Bool {
+    guard a.utf8.count == b.utf8.count else { return false }
+    var same: Bool?
+    _ = a.utf8.withContiguousStorageIfAvailable { a in
+      b.utf8.withContiguousStorageIfAvailable { b in same = a.elementsEqual(b) }
+    }
+    return same ?? a.utf8.elementsEqual(b.utf8)
   }
 
   /// A call of `notifyd`'s `member` with `body`.

@@ -37,8 +37,9 @@ final class QueuedHandler: @unchecked Sendable {
     }
   }
 
-  /// Whether a post must queue a run: none is queued and not started. Called under the
-  /// registry's lock.
+  /// Whether a post must queue a run: none is queued and not started.
+  ///
+  /// Called under the registry's lock.
   func schedule() -> Bool {
     !queued.exchange(true, ordering: .sequentiallyConsistent)
   }

@@ -11,8 +11,9 @@ import Synchronization
 /// costs for a block that already exists, and deferring it to the end of the
 /// connection's batch allocates nothing.
 final class QueuedHandler: @unchecked Sendable {
-  // Safety of @unchecked Sendable: `token`, `run` and `enqueue` are written once, in
-  // init, before the object is shared; everything else is immutable or atomic.
+  // Safety of @unchecked Sendable: `run` and `enqueue` are written once, in init, before
+  // the object is shared, and only read afterwards; everything else is immutable or
+  // atomic (a dispatch queue may be used from any thread).
   let queue: DispatchQueue
   private let handler: @Sendable (NotifyToken) -> Void
   private let token: NotifyToken

@@ -300,7 +300,7 @@ final class MosquittoClient: @unchecked Sendable {
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
-          let read = mosquitto_loop_read(handle, 1)
+          let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
           swap(&pending, &delivering)
@@ -325,6 +325,24 @@ final class MosquittoClient: @unchecked Sendable {
       if code != Self.success { return (code, heard) }
     }
     return (Self.success, heard)
+  }
+
+  /// Reads what the socket has, and over TLS what OpenSSL holds decrypted too; with `io`
+  /// held.
+  ///
+  /// A TLS record can carry several MQTT packets. The first read takes the whole record
+  /// into OpenSSL, where `poll` cannot see the rest: it would wait for the socket's next
+  /// bytes (on a quiet link, the next keep-alive). `mosquitto_loop_read` goes on while
+  /// `SSL_pending` says so only if `errno` is not EAGAIN, which any earlier call may have
+  /// left behind (the write to libmosquitto's own socket pair, say).
+  private func readAll() -> Int32 {
+    var code = mosquitto_loop_read(handle, 1)
+    while code == Self.success, let ssl = mosquitto_ssl_get(handle),
+      SSL_pending(OpaquePointer(ssl)) > 0
+    {
+      code = mosquitto_loop_read(handle, 1)
+    }
+    return code
   }
 
   /// The socket to poll and whether to poll it for writing; with `io` held.

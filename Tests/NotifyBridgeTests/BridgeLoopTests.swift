@@ -159,3 +159,52 @@ struct BridgeLoopTests {
     #expect(try await untrusting.counter("Connections") == 0)
   }
 }
+
+/// Finding B1: over TLS, what libmosquitto has already decrypted waits in OpenSSL, where
+/// `poll` cannot see it.
+@Suite(
+  .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable && BridgeLoopTests.hasOpenSSL),
+  .serialized, .timeLimit(.minutes(3)))
+struct BridgeTLSRecordTests {
+  @Test func postsThatArriveInOneTLSRecordAreAllDelivered() async throws {
+    let files = try BridgeLoopTests.certificates()
+    defer { Subprocess.removeTree(files) }
+    let broker = try MosquittoBroker()
+    let front = try RecordJoiningTLSFront(
+      to: broker.port, certificate: files + "/server.pem", key: files + "/server.key")
+    let path = broker.directory + "/notify-front.conf"
+    // A keep-alive longer than the test: no PINGRESP comes to wake the loop.
+    writeText(
+      path,
+      """
+      bridge mqtts://127.0.0.1:\(front.port)
+      bridge-namespace group.example
+      bridge-ca-file \(files)/ca.pem
+      bridge-keepalive 120
+
+      """)
+    let a = try await BridgedHost(["--bridge", broker.url, "--bridge-namespace", "group.example"])
+    let b = try await BridgedHost(["--config", path])
+    // A connection that has carried some hundreds of messages (libmosquitto's own check
+    // for decrypted data depends on errno, which by then it has left at EAGAIN).
+    let before = (1...400).map { "group.example.before\($0)" }
+    for name in before {
+      try a.connection.send(
+        NotifyWire.signal(for: try NotifyName(name), sequence: 1, nameSequence: 1))
+    }
+    try await a.connection.flush()
+    #expect(await b.waitForPosts(before), "\(b.posted.count) of 400\nB: \(b.log)")
+    front.hold()
+    try await a.post("group.example.first")
+    try await a.post("group.example.second")
+    let deadline = ContinuousClock.now + .seconds(20)
+    while front.heldPacketTypes.count(where: { $0 == 3 }) < 2 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(front.heldPacketTypes.count(where: { $0 == 3 }) == 2, "\(front.heldPacketTypes)")
+    front.release()
+    #expect(
+      await b.waitForPosts(["group.example.first", "group.example.second"]),
+      "\(b.posted.suffix(3))\nB: \(b.log)\ns_server: \(front.log)")
+  }
+}

@@ -85,6 +85,18 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// Connection thread only.
   private var delivering: [Event] = []
+  /// The read end of libmosquitto's own socket pair, or -1 when it could not be found.
+  ///
+  /// libmosquitto writes a byte to the pair for every packet it queues, to wake
+  /// `mosquitto_loop` (which the bridge does not use); nothing else reads it. Undrained,
+  /// it fills after 278 packets (Linux) and each later packet costs a failed write,
+  /// which also leaves `errno` at EAGAIN. With `io` held only.
+  private var pairReadEnd: CInt = -1
+  /// Packets queued since the pair was last drained, an upper bound.
+  ///
+  /// One a publish, a subscription, a received message and a loop turn (a keep-alive).
+  /// With `io` held only.
+  private var queuedSinceDrain = 0
   /// A non-blocking pipe: a byte written to `wakeWriteDescriptor` wakes the connection
   /// thread out of `poll`.
   private let wakeDescriptor: CInt
@@ -220,7 +232,12 @@ final class MosquittoClient: @unchecked Sendable {
       let code = mosquitto_connect_bind_v5(
         handle, settings.host, settings.port, settings.keepAlive, nil, properties)
       if code == Self.success {
-        locked { up = true }
+        // Each connection makes the pair anew.
+        locked {
+          up = true
+          pairReadEnd = Self.socketPairReadEnd(of: handle)
+          queuedSinceDrain = 0
+        }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
         let answered = locked { () -> Bool in
@@ -300,9 +317,11 @@ final class MosquittoClient: @unchecked Sendable {
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
+          let reported = pending.count
           let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
+          queuedSinceDrain += pending.count - reported
           swap(&pending, &delivering)
           return read
         }
@@ -314,6 +333,8 @@ final class MosquittoClient: @unchecked Sendable {
           if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
           if result == Self.success { result = mosquitto_loop_misc(handle) }
           if result != Self.success { up = false }
+          queuedSinceDrain += 1
+          drainSocketPairIfNeeded()
           swap(&pending, &delivering)
           let (socket, wantsWrite) = nextPoll()
           return (result, socket, wantsWrite)
@@ -343,6 +364,49 @@ final class MosquittoClient: @unchecked Sendable {
       code = mosquitto_loop_read(handle, 1)
     }
     return code
+  }
+
+  /// Empties libmosquitto's socket pair once enough packets were queued to start filling
+  /// it (a quarter of its room), so its writes never fail; with `io` held.
+  private func drainSocketPairIfNeeded() {
+    guard queuedSinceDrain >= 64, pairReadEnd >= 0 else { return }
+    queuedSinceDrain = 0
+    var bytes = (
+      UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0)
+    )
+    while recv(pairReadEnd, &bytes, MemoryLayout.size(ofValue: bytes), Int32(MSG_DONTWAIT))
+      == MemoryLayout.size(ofValue: bytes)
+    {}
+  }
+
+  /// The read end of the socket pair libmosquitto keeps for `mosquitto_loop`, or -1.
+  ///
+  /// libmosquitto has no call that returns it. Its client structure starts, in every
+  /// release from 1.4 to 2.0, with the socket, then the pair's read and write ends
+  /// (`mosq_sock_t sock, sockpairR, sockpairW`); the first is checked against
+  /// `mosquitto_socket`, and both ends must be stream sockets of the Unix domain made by
+  /// this process, or the pair is left alone (its writes then fail once it is full,
+  /// which costs a system call and nothing else).
+  private static func socketPairReadEnd(of handle: OpaquePointer) -> CInt {
+    let fields = UnsafeRawPointer(handle).assumingMemoryBound(to: CInt.self)
+    let (socket, readEnd, writeEnd) = (fields[0], fields[1], fields[2])
+    guard socket >= 0, socket == mosquitto_socket(handle), readEnd >= 0, writeEnd >= 0,
+      readEnd != writeEnd, readEnd != socket, writeEnd != socket
+    else { return -1 }
+    func isOwnUnixStream(_ fd: CInt) -> Bool {
+      var value: CInt = 0
+      var length = socklen_t(MemoryLayout<CInt>.size)
+      guard getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &value, &length) == 0, value == AF_UNIX,
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &length) == 0,
+        value == CInt(SOCK_STREAM.rawValue)
+      else { return false }
+      // struct ucred (pid, uid, gid), which Glibc shows only with _GNU_SOURCE.
+      var peer: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
+      var peerLength = socklen_t(MemoryLayout.size(ofValue: peer))
+      return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) == 0
+        && peer.pid == getpid()
+    }
+    return isOwnUnixStream(readEnd) && isOwnUnixStream(writeEnd) ? readEnd : -1
   }
 
   /// The socket to poll and whether to poll it for writing; with `io` held.
@@ -431,6 +495,8 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_publish_v5(
           handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
       }
+      queuedSinceDrain += 1
+      drainSocketPairIfNeeded()
       // A packet the socket did not take whole, or what the call reported, is the
       // connection thread's to finish.
       return (code, id, mosquitto_want_write(handle) || pending.count > reported)
@@ -454,7 +520,9 @@ final class MosquittoClient: @unchecked Sendable {
         if mosquitto_subscribe_v5(handle, &id, filter, 1, options, nil) == Self.success {
           ids[id] = filter
         }
+        queuedSinceDrain += 1
       }
+      drainSocketPairIfNeeded()
       return (ids, mosquitto_want_write(handle) || pending.count > reported)
     }
     if unfinished { wake() }

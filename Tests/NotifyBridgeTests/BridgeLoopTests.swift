@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import Foundation
 import Notify
 import SystemSupport
 import Testing
@@ -206,5 +207,57 @@ struct BridgeTLSRecordTests {
     #expect(
       await b.waitForPosts(["group.example.first", "group.example.second"]),
       "\(b.posted.suffix(3))\nB: \(b.log)\ns_server: \(front.log)")
+  }
+}
+
+/// Finding B2: libmosquitto writes a byte to a socket pair of its own for every packet it
+/// queues (to wake its own loop, which the bridge does not use): undrained, the pair fills
+/// after some hundreds of packets and every later write fails (EAGAIN), seen by strace.
+@Suite(
+  .enabled(
+    if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
+      && access("/usr/bin/strace", X_OK) == 0),
+  .serialized, .timeLimit(.minutes(3)))
+struct BridgeSocketPairTests {
+  @Test func libmosquittosWakeWritesNeverFail() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    let directory = broker.directory
+    // Every thread of both notifyds, failed write(2)s only.
+    var tracers: [Subprocess] = []
+    for (label, host) in [("a", a), ("b", b)] {
+      let tasks = try FileManager.default.contentsOfDirectory(
+        atPath: "/proc/\(host.process.pid)/task")
+      tracers.append(
+        try Subprocess.spawn(
+          "/usr/bin/strace",
+          arguments: ["-qq", "-f", "-Z", "-e", "trace=write", "-o", "\(directory)/strace.\(label)"]
+            + tasks.flatMap { ["-p", $0] }, captureOutput: false,
+          errorFile: "\(directory)/strace.\(label).err"))
+    }
+    try await Task.sleep(for: .milliseconds(500))
+    // Past the pair's room (278 one-byte writes on Linux): a PUBLISH and a PUBACK a post.
+    let names = (1...600).map { "group.example.pair\($0)" }
+    for name in names {
+      try a.connection.send(
+        NotifyWire.signal(for: try NotifyName(name), sequence: 1, nameSequence: 1))
+      if name.hasSuffix("0") { try await a.connection.flush() }
+    }
+    try await a.connection.flush()
+    #expect(await b.waitForPosts(names), "\(b.posted.count) of 600")
+    try await Task.sleep(for: .milliseconds(300))
+    for tracer in tracers {
+      tracer.kill(SIGINT)
+      _ = tracer.wait(milliseconds: 10_000)
+    }
+    for label in ["a", "b"] {
+      let failed =
+        (try? String(contentsOfFile: "\(directory)/strace.\(label)", encoding: .utf8)) ?? ""
+      let again = failed.split(separator: "\n").filter { $0.contains("EAGAIN") }
+      let failures = again.count
+      #expect(failures == 0, "notifyd \(label): failed writes such as \(again.prefix(3))")
+    }
   }
 }

@@ -23,6 +23,14 @@ import Synchronization
 /// post); and TLS is still used by one thread at a time. The callbacks, which run inside
 /// those calls, only record what happened; the connection thread hands it to `events`
 /// once `io` is released, so `events` may publish and subscribe.
+///
+/// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
+/// on the local bus): libmosquitto queues the PUBACK as it reads the PUBLISH, and until
+/// the connection thread has handed the messages read to `events`, publishers only queue
+/// their packets (`holding`), so no other thread writes that PUBACK first. When `events`
+/// does not take a message, the connection ends before anything queued is written: the
+/// broker, which keeps the session, sends every unacknowledged message again after the
+/// reconnection.
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
@@ -63,7 +71,9 @@ final class MosquittoClient: @unchecked Sendable {
 
   private let handle: OpaquePointer
   private let settings: Settings
-  private let events: @Sendable (Event) -> Void
+  /// Returns whether it took the event: `false` for a message that could not be posted,
+  /// which then is not acknowledged.
+  private let events: @Sendable (Event) -> Bool
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
@@ -81,6 +91,11 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// With `io` held only.
   private var pending: [Event] = []
+  /// Whether the connection thread is handing messages it read to `events`.
+  ///
+  /// Their PUBACKs are queued and must wait for that, so publishers only queue packets
+  /// (the connection thread writes them after). With `io` held only.
+  private var holding = false
   /// The batch being handed to `events`, swapped with `pending`.
   ///
   /// Connection thread only.
@@ -111,7 +126,7 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// - Throws: ``BridgeError`` (`client`) when libmosquitto refuses a setting (a TLS
   ///   file it cannot read, say).
-  init(_ settings: Settings, events: @escaping @Sendable (Event) -> Void) throws(BridgeError) {
+  init(_ settings: Settings, events: @escaping @Sendable (Event) -> Bool) throws(BridgeError) {
     _ = Self.initialized
     self.settings = settings
     self.events = events
@@ -250,7 +265,7 @@ final class MosquittoClient: @unchecked Sendable {
         if !stopped
           && (isConnected.exchange(false, ordering: .acquiringAndReleasing) || !answered)
         {
-          events(.disconnected(text: Self.describe(ended)))
+          _ = events(.disconnected(text: ended.text ?? Self.describe(ended.code)))
         }
         // A DISCONNECT if the socket still works; its callback reports nothing new.
         locked {
@@ -259,7 +274,7 @@ final class MosquittoClient: @unchecked Sendable {
         }
         if stopped { break }
       } else {
-        events(.disconnected(text: Self.describe(code)))
+        _ = events(.disconnected(text: Self.describe(code)))
       }
       waitOrStop(seconds: delay)
       delay = min(delay * 2, settings.reconnectDelay.upperBound)
@@ -288,7 +303,7 @@ final class MosquittoClient: @unchecked Sendable {
 
   /// Drives the connection until it ends or stop(): returns libmosquitto's last code and
   /// whether the broker accepted the connection.
-  private func serve() -> (code: Int32, heard: Bool) {
+  private func serve() -> (ended: (code: Int32, text: String?), heard: Bool) {
     var heard = false
     var descriptors = [
       pollfd(fd: -1, events: 0, revents: 0),
@@ -299,13 +314,13 @@ final class MosquittoClient: @unchecked Sendable {
     // another thread waits for it at most that long.
     var (socket, wantsWrite) = locked { nextPoll() }
     while !stopping.load(ordering: .acquiring) {
-      guard socket >= 0 else { return (MOSQ_ERR_CONN_LOST.rawValue, heard) }
+      guard socket >= 0 else { return ((MOSQ_ERR_CONN_LOST.rawValue, nil), heard) }
       descriptors[0] = pollfd(
         fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
       descriptors[1].revents = 0
       // At most a second, so that `mosquitto_loop_misc` keeps the connection alive.
       if poll(&descriptors, 2, 1000) < 0 && errno != EINTR {
-        return (MOSQ_ERR_ERRNO.rawValue, heard)
+        return ((MOSQ_ERR_ERRNO.rawValue, nil), heard)
       }
       if descriptors[1].revents != 0 {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -322,13 +337,29 @@ final class MosquittoClient: @unchecked Sendable {
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
           queuedSinceDrain += pending.count - reported
+          holding = pending[reported...].contains { if case .message = $0 { true } else { false } }
           swap(&pending, &delivering)
           return read
         }
-        deliver()
+        if !deliver() {
+          // Nothing queued since the read may be written now: not its PUBACK.
+          locked {
+            holding = false
+            up = false
+            shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
+          }
+          return (
+            (
+              MOSQ_ERR_CONN_LOST.rawValue,
+              "a received message could not be posted on the bus; it was not acknowledged, "
+                + "so the broker sends it again"
+            ), false
+          )
+        }
       }
       if code == Self.success {
         (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
+          holding = false
           var result = Self.success
           if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
           if result == Self.success { result = mosquitto_loop_misc(handle) }
@@ -340,12 +371,12 @@ final class MosquittoClient: @unchecked Sendable {
           return (result, socket, wantsWrite)
         }
         // What `events` publishes now and cannot finish wakes the poll.
-        deliver()
+        _ = deliver()
       }
       if isConnected.load(ordering: .acquiring) { heard = true }
-      if code != Self.success { return (code, heard) }
+      if code != Self.success { return ((code, nil), heard) }
     }
-    return (Self.success, heard)
+    return ((Self.success, nil), heard)
   }
 
   /// Reads what the socket has, and over TLS what OpenSSL holds decrypted too; with `io`
@@ -416,10 +447,14 @@ final class MosquittoClient: @unchecked Sendable {
     return (socket, mosquitto_want_write(handle))
   }
 
-  /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released.
-  private func deliver() {
-    for event in delivering { events(event) }
-    delivering.removeAll(keepingCapacity: true)
+  /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released;
+  /// returns whether `events` took every message (it stops at the first it did not).
+  private func deliver() -> Bool {
+    defer { delivering.removeAll(keepingCapacity: true) }
+    for event in delivering where !events(event) {
+      if case .message = event { return false }
+    }
+    return true
   }
 
   /// Whether the broker accepted the current connection.
@@ -491,15 +526,18 @@ final class MosquittoClient: @unchecked Sendable {
       guard up else { return (MOSQ_ERR_NO_CONN.rawValue, 0, false) }
       var id: Int32 = 0
       let reported = pending.count
+      // While holding, libmosquitto only queues the packet (threaded mode).
+      if holding { mosquitto_threaded_set(handle, true) }
       let code = payload.withUnsafeBytes { bytes in
         mosquitto_publish_v5(
           handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
       }
+      if holding { mosquitto_threaded_set(handle, false) }
       queuedSinceDrain += 1
       drainSocketPairIfNeeded()
       // A packet the socket did not take whole, or what the call reported, is the
-      // connection thread's to finish.
-      return (code, id, mosquitto_want_write(handle) || pending.count > reported)
+      // connection thread's to finish (while holding, it writes after delivering anyway).
+      return (code, id, !holding && (mosquitto_want_write(handle) || pending.count > reported))
     }
     if unfinished { wake() }
     guard code == Self.success else {
@@ -517,9 +555,11 @@ final class MosquittoClient: @unchecked Sendable {
       for filter in filters {
         var id: Int32 = 0
         let options = Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue)
+        if holding { mosquitto_threaded_set(handle, true) }
         if mosquitto_subscribe_v5(handle, &id, filter, 1, options, nil) == Self.success {
           ids[id] = filter
         }
+        if holding { mosquitto_threaded_set(handle, false) }
         queuedSinceDrain += 1
       }
       drainSocketPairIfNeeded()

@@ -261,3 +261,137 @@ struct BridgeSocketPairTests {
     }
   }
 }
+
+/// Findings B3 and B4: a received QoS 1 message is acknowledged (PUBACK) only after its
+/// post was handed to the local bus, whichever thread writes to the broker meanwhile, and
+/// never when it could not be.
+@Suite(
+  .enabled(
+    if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
+      && access("/usr/bin/strace", X_OK) == 0),
+  .serialized, .timeLimit(.minutes(3)))
+struct BridgeAcknowledgementTests {
+  /// The bytes of strace's `-xx` strings on a line (`"\x40\x02..."`), joined.
+  static func bytes(_ line: Substring) -> [UInt8] {
+    var result: [UInt8] = []
+    var rest = line[...]
+    while let start = rest.range(of: "\\x") {
+      let digits = rest[start.upperBound...].prefix(2)
+      guard digits.count == 2, let byte = UInt8(digits, radix: 16) else { break }
+      result.append(byte)
+      rest = rest[rest.index(start.upperBound, offsetBy: 2)...]
+    }
+    return result
+  }
+
+  @Test func aPUBACKFollowsThePostEvenWhenTheDBusThreadPublishesMeanwhile() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    let trace = broker.directory + "/strace.b"
+    let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(b.process.pid)/task")
+    let tracer = try Subprocess.spawn(
+      "/usr/bin/strace",
+      arguments: [
+        "-qq", "-f", "-ttt", "-xx", "-s", "4096", "-e", "trace=read,write,sendmsg", "-o", trace,
+      ] + tasks.flatMap { ["-p", $0] }, captureOutput: false, errorFile: trace + ".err")
+    try await Task.sleep(for: .milliseconds(500))
+    // B's D-Bus thread publishes local posts all along, while posts from A arrive.
+    let local = b.connection
+    let flooding = Task {
+      var index: UInt64 = 0
+      while !Task.isCancelled {
+        index += 1
+        try local.send(
+          NotifyWire.signal(for: "group.example.local", sequence: index, nameSequence: index))
+        if index.isMultiple(of: 20) { try await Task.sleep(for: .milliseconds(1)) }
+      }
+    }
+    let names = (1...300).map { "group.example.race\($0)" }
+    for name in names {
+      try await a.post(try NotifyName(name))
+      try await Task.sleep(for: .microseconds(500))
+    }
+    #expect(await b.waitForPosts(names), "\(b.posted.count)")
+    flooding.cancel()
+    _ = await flooding.result
+    try await Task.sleep(for: .milliseconds(300))
+    tracer.kill(SIGINT)
+    _ = tracer.wait(milliseconds: 10_000)
+    let lines = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(
+      separator: "\n")
+    // (time, syscall, bytes), by time of entry; strace writes a line when a call ends, or
+    // an "unfinished" line with the data of a write at its start.
+    var calls: [(time: Double, call: Substring, bytes: [UInt8])] = []
+    for line in lines {
+      let fields = line.split(separator: " ", maxSplits: 2)
+      guard fields.count == 3, let time = Double(fields[1]) else { continue }
+      let call = fields[2].prefix { $0 != "(" }
+      guard ["read", "write", "sendmsg"].contains(call) else { continue }
+      calls.append((time, call, Self.bytes(fields[2])))
+    }
+    calls.sort { $0.time < $1.time }
+    var checked = 0
+    var early: [String] = []
+    for name in names {
+      let topic = Array("notifybus/post/\(name.replacing(".", with: "/"))".utf8)
+      // The PUBLISH's variable header, as libmosquitto reads it after the fixed header:
+      // topic length, topic, packet id.
+      guard
+        let read = calls.firstIndex(where: { call in
+          call.call == "read" && call.bytes.count >= topic.count + 4
+            && Array(call.bytes[2..<(2 + topic.count)]) == topic
+            && Int(call.bytes[0]) << 8 | Int(call.bytes[1]) == topic.count
+        })
+      else { continue }
+      let id = Array(calls[read].bytes[(2 + topic.count)..<(4 + topic.count)])
+      guard
+        let acknowledged = calls[read...].firstIndex(where: { call in
+          call.call == "write" && call.bytes.count >= 4 && call.bytes[0] == 0x40
+            && Array(call.bytes[2..<4]) == id
+        })
+      else { continue }
+      let posted = calls[read..<acknowledged].contains { call in
+        call.call == "sendmsg" && call.bytes.count > name.utf8.count
+          && call.bytes.indices.dropLast(name.utf8.count).contains { start in
+            call.bytes[start..<(start + name.utf8.count)].elementsEqual(name.utf8)
+          }
+      }
+      checked += 1
+      if !posted { early.append(name) }
+    }
+    #expect(checked >= 250, "\(checked) of 300 PUBLISH/PUBACK pairs found in the trace")
+    #expect(early.count == 0, "acknowledged before their post: \(early.prefix(5))")
+  }
+
+  @Test func aPostThatCannotBeMadeIsNotAcknowledgedAndComesAgain() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    // B's bus goes away: notifyd B keeps running (it reconnects), but a post made now
+    // would only wait in its memory.
+    b.bus.kill()
+    try await Task.sleep(for: .milliseconds(500))
+    try await a.post("group.example.during-outage")
+    // B has it from the broker by now, and ends (a crash) before its bus is back.
+    try await Task.sleep(for: .seconds(2))
+    b.process.kill(SIGKILL)
+    _ = b.process.wait(milliseconds: 10_000)
+    try b.bus.start()
+    // The test's own connection is back and watching (it sees its own post).
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !b.posted.contains("group.example.probe") && ContinuousClock.now < deadline {
+      try? await b.post("group.example.probe")
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    // The same bus address, so the same client identifier: the broker's session.
+    try await b.start()
+    #expect(
+      await b.waitForPosts(["group.example.during-outage"]),
+      "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
+  }
+}

@@ -228,14 +228,8 @@ struct BridgeSocketPairTests {
     // Every thread of both notifyds, failed write(2)s only.
     var tracers: [Subprocess] = []
     for (label, host) in [("a", a), ("b", b)] {
-      let tasks = try FileManager.default.contentsOfDirectory(
-        atPath: "/proc/\(host.process.pid)/task")
       tracers.append(
-        try Subprocess.spawn(
-          "/usr/bin/strace",
-          arguments: ["-qq", "-f", "-Z", "-e", "trace=write", "-o", "\(directory)/strace.\(label)"]
-            + tasks.flatMap { ["-p", $0] }, captureOutput: false,
-          errorFile: "\(directory)/strace.\(label).err"))
+        try host.trace(["-Z", "-e", "trace=write"], to: "\(directory)/strace.\(label)"))
     }
     try await Task.sleep(for: .milliseconds(500))
     // Past the pair's room (278 one-byte writes on Linux): a PUBLISH and a PUBACK a post.
@@ -290,12 +284,8 @@ struct BridgeAcknowledgementTests {
     let a = try await BridgedHost(arguments)
     let b = try await BridgedHost(arguments)
     let trace = broker.directory + "/strace.b"
-    let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(b.process.pid)/task")
-    let tracer = try Subprocess.spawn(
-      "/usr/bin/strace",
-      arguments: [
-        "-qq", "-f", "-ttt", "-xx", "-s", "4096", "-e", "trace=read,write,sendmsg", "-o", trace,
-      ] + tasks.flatMap { ["-p", $0] }, captureOutput: false, errorFile: trace + ".err")
+    let tracer = try b.trace(
+      ["-ttt", "-xx", "-s", "4096", "-e", "trace=read,write,sendmsg"], to: trace)
     try await Task.sleep(for: .milliseconds(500))
     // B's D-Bus thread publishes local posts all along, while posts from A arrive.
     let local = b.connection
@@ -321,15 +311,15 @@ struct BridgeAcknowledgementTests {
     _ = tracer.wait(milliseconds: 10_000)
     let lines = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(
       separator: "\n")
-    // (time, syscall, bytes), by time of entry; strace writes a line when a call ends, or
-    // an "unfinished" line with the data of a write at its start.
-    var calls: [(time: Double, call: Substring, bytes: [UInt8])] = []
+    // (time, thread, syscall, bytes), by time of entry; strace writes a line when a call
+    // ends, or an "unfinished" line with the data of a write at its start.
+    var calls: [(time: Double, thread: Substring, call: Substring, bytes: [UInt8])] = []
     for line in lines {
       let fields = line.split(separator: " ", maxSplits: 2)
       guard fields.count == 3, let time = Double(fields[1]) else { continue }
       let call = fields[2].prefix { $0 != "(" }
       guard ["read", "write", "sendmsg"].contains(call) else { continue }
-      calls.append((time, call, Self.bytes(fields[2])))
+      calls.append((time, fields[0], call, Self.bytes(fields[2])))
     }
     calls.sort { $0.time < $1.time }
     var checked = 0
@@ -352,14 +342,27 @@ struct BridgeAcknowledgementTests {
             && Array(call.bytes[2..<4]) == id
         })
       else { continue }
-      let posted = calls[read..<acknowledged].contains { call in
+      func posts(_ call: (time: Double, thread: Substring, call: Substring, bytes: [UInt8]))
+        -> Bool
+      {
         call.call == "sendmsg" && call.bytes.count > name.utf8.count
           && call.bytes.indices.dropLast(name.utf8.count).contains { start in
             call.bytes[start..<(start + name.utf8.count)].elementsEqual(name.utf8)
           }
       }
       checked += 1
-      if !posted { early.append(name) }
+      if calls[read..<acknowledged].contains(where: posts) { continue }
+      // A post handed to libdbus while another thread held its socket is written later,
+      // maybe after the PUBACK; then the PUBACK must have been written by the thread that
+      // read the PUBLISH, once it had handed the post over (its next write), not by a
+      // publisher in between.
+      if calls[acknowledged].thread != calls[read].thread {
+        let post = calls[acknowledged...].first(where: posts)
+        early.append(
+          "\(name): read by \(calls[read].thread) at \(calls[read].time), acknowledged by "
+            + "\(calls[acknowledged].thread) at \(calls[acknowledged].time), posted by "
+            + "\(post.map { "\($0.thread) at \($0.time)" } ?? "none")")
+      }
     }
     #expect(checked >= 250, "\(checked) of 300 PUBLISH/PUBACK pairs found in the trace")
     #expect(early.count == 0, "acknowledged before their post: \(early.prefix(5))")
@@ -393,5 +396,17 @@ struct BridgeAcknowledgementTests {
     #expect(
       await b.waitForPosts(["group.example.during-outage"]),
       "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
+  }
+}
+
+extension BridgedHost {
+  /// Starts `strace -qq -f ARGUMENTS -o PATH` on every thread of notifyd (its errors in
+  /// PATH.err); SIGINT ends it.
+  func trace(_ arguments: [String], to path: String) throws -> Subprocess {
+    let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/task")
+    return try Subprocess.spawn(
+      "/usr/bin/strace",
+      arguments: ["-qq", "-f"] + arguments + ["-o", path]
+        + tasks.flatMap { ["-p", $0] }, captureOutput: false, errorFile: path + ".err")
   }
 }

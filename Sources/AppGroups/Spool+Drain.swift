@@ -479,8 +479,18 @@ extension Spool {
         + "offset \(range.offset) (\(reason)); they were copied to 'corrupt/' and the records "
         + "after them were delivered.")
     do {
-      let bytes = try progress.file.read(count: range.length, at: range.offset)
-      try corrupt.replaceFile(copy, with: bytes)
+      // A window at a time: the range may be most of a hostile file of any size.
+      let end = range.offset + Int64(range.length)
+      try corrupt.replaceFile(copy) { (out) throws(ContainerError) in
+        var at = range.offset
+        while at < end {
+          let bytes = try progress.file.read(
+            count: Int(min(Int64(SpoolSegmentReader.window), end - at)), at: at)
+          guard !bytes.isEmpty else { break }
+          try out.writeAll(bytes)
+          at += Int64(bytes.count)
+        }
+      }
     } catch let failure {
       error.message += " Copying them failed: \(failure.message)"
     }

@@ -514,6 +514,52 @@ struct SpoolSegmentTests {
     }
   }
 
+  /// A search past damage reads a bounded amount of a hostile file: candidates whose frame
+  /// would end past the end of the file, or whose entry header fails its CRC-32, are skipped
+  /// without reading their frames, and candidate frames outside the window are read only
+  /// while the search's budget lasts.
+  @Test func aSearchSkipsImplausibleCandidatesAndKeepsToItsBudget() throws {
+    func frameHeader(_ length: Int) -> [UInt8] {
+      var bytes = (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * $0)) }
+      let crc = CRC32.checksum(bytes)
+      bytes += (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * UInt32($0))) }
+      return bytes
+    }
+    let start = SpoolSegmentFormatTests.segment(["a"], zeros: 0)
+    var bytes = start
+    // Frames of 16 MiB, past the end of the file; then frames of 70 KiB (more than the
+    // window) whose bodies are not entry files.
+    for _ in 0..<4096 { bytes += frameHeader(16 << 20) }
+    for _ in 0..<4096 { bytes += frameHeader(70 << 10) }
+    bytes += [UInt8](repeating: 0, count: 80 << 10)
+    // Records of 70 KiB with a valid entry header and a damaged body.
+    for index in 0..<3 {
+      var frame = SpoolSegmentFormat.frame(
+        SpoolSegmentFormatTests.entry(
+          "damaged-\(index)", payload: [UInt8](repeating: 9, count: 70 << 10)))
+      frame[frame.count - 10] ^= 0x01
+      bytes += frame
+    }
+    let target = bytes.count
+    bytes += SpoolSegmentFormat.frame(SpoolSegmentFormatTests.entry("z"))
+    bytes += [UInt8](repeating: 0, count: 64)
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/hostile.seg"
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+    let file = try FileDescriptor.openRegularFile(path)
+    let size = Int64(bytes.count)
+    var read: Int64 = 0
+    let found = try SpoolSegmentReader.firstRecord(
+      file, after: Int64(start.count), size: size, read: &read)
+    #expect(found == Int64(target))
+    // The windows, and the three damaged records' frames.
+    #expect(read < size + 3 * (71 << 10), "\(read) bytes read of a \(size)-byte file")
+    read = 0
+    let limited = try SpoolSegmentReader.firstRecord(
+      file, after: Int64(start.count), size: size, budget: 100 << 10, read: &read)
+    #expect(limited == nil)
+  }
+
   @Test func aSegmentWithABadHeaderIsSetAside() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())

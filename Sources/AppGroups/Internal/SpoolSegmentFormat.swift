@@ -164,6 +164,15 @@ package enum SpoolSegmentFormat {
     return frameHeaderSize + Int(length)
   }
 
+  /// Whether `bytes` start with an entry file header (§4.3) whose CRC-32 matches: a cheap
+  /// test of a record's body before reading the rest of it.
+  static func entryHeaderIsValid(_ bytes: ArraySlice<UInt8>) -> Bool {
+    let start = bytes.startIndex
+    guard bytes.count >= SpoolEntryFormat.headerSize else { return false }
+    let stored = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[start + 32 + $1]) << (8 * $1) }
+    return stored == CRC32.checksum(bytes[start..<start + 32])
+  }
+
   /// Where the records resume after bytes that end them at `end` (an invalid record, or
   /// zeros with bytes behind them), or `nil` when they do not (`Protocol/container.md`
   /// §4.9, "Resynchronising").

@@ -175,31 +175,63 @@ package enum SpoolSegmentReader {
     return (records, bodyBytes)
   }
 
+  /// The most bytes a search (``firstRecord(_:after:size:budget:read:)``) reads for
+  /// candidate frames that its window does not hold, so a hostile file with a plausible
+  /// frame at every offset costs a bounded read, not its size times 16 MiB.
+  static let searchBudget: Int64 = 64 << 20
+
   /// The offset of the first valid record at or after `start`, trying every offset, as
-  /// ``SpoolSegmentFormat/firstRecord(in:after:)`` does on bytes; reads a window at a time,
-  /// and the frame of each candidate whose header is valid.
-  static func firstRecord(_ file: borrowing FileDescriptor, after start: Int64, size: Int64)
-    throws(ContainerError) -> Int64?
-  {
+  /// ``SpoolSegmentFormat/firstRecord(in:after:)`` does on bytes; reads a window at a time.
+  ///
+  /// A candidate whose frame header is valid is skipped when its frame would end past the
+  /// end of the file or its entry file's header fails its own CRC-32 (read from the window,
+  /// or its 44 bytes alone); else it is checked in the window when its frame fits there, and
+  /// otherwise its frame is read, while `budget` lasts: past it the search ends as if
+  /// nothing valid followed.
+  ///
+  /// - Parameter read: Incremented by the bytes read (the search's cost).
+  static func firstRecord(
+    _ file: borrowing FileDescriptor, after start: Int64, size: Int64,
+    budget: Int64 = searchBudget, read: inout Int64
+  ) throws(ContainerError) -> Int64? {
     let header = SpoolSegmentFormat.frameHeaderSize
+    let heads = header + SpoolEntryFormat.headerSize
+    var left = budget
     var offset = start
     while offset + Int64(header) <= size {
       let bytes = try file.read(
         count: Int(min(Int64(window + header - 1), size - offset)), at: offset)
+      read += Int64(bytes.count)
       guard bytes.count >= header else { return nil }
       for index in 0...(bytes.count - header) {
         guard let length = SpoolSegmentFormat.frameLength(bytes[index...]) else { continue }
-        let frame =
-          index + length <= bytes.count
-          ? Array(bytes[index..<index + length])
-          : try file.read(count: length, at: offset + Int64(index))
-        if SpoolSegmentFormat.scan(frame, from: 0).records.count == 1 {
-          return offset + Int64(index)
+        let at = offset + Int64(index)
+        guard at + Int64(length) <= size else { continue }
+        let head =
+          index + heads <= bytes.count
+          ? Array(bytes[index..<index + heads]) : try file.read(count: heads, at: at)
+        if index + heads > bytes.count { read += Int64(head.count) }
+        guard SpoolSegmentFormat.entryHeaderIsValid(head[header...]) else { continue }
+        if index + length <= bytes.count {
+          if isRecord(Array(bytes[index..<index + length])) { return at }
+          continue
         }
+        left -= Int64(length)
+        guard left >= 0 else { return nil }
+        read += Int64(length)
+        if isRecord(try file.read(count: length, at: at)) { return at }
       }
       offset += Int64(bytes.count - header + 1)
     }
     return nil
+  }
+
+  /// ``firstRecord(_:after:size:budget:read:)`` with the default budget.
+  static func firstRecord(_ file: borrowing FileDescriptor, after start: Int64, size: Int64)
+    throws(ContainerError) -> Int64?
+  {
+    var read: Int64 = 0
+    return try firstRecord(file, after: start, size: size, read: &read)
   }
 
   /// What ``resumption(_:at:size:released:)`` decided.

@@ -161,6 +161,28 @@ struct SpoolSegmentFormatTests {
 /// The spool on segments: where entries go, the cursor, segments shared by producers one
 /// after another, torn tails, damage, and entries of the earlier layout drained beside them.
 struct SpoolSegmentTests {
+  /// Waits (at most 10 s) until no process holds the lock of each segment of `spool`: a
+  /// child that another test spawns keeps a copy of a producer's descriptor, and so its
+  /// lock, until it execs, after the producer closed it.
+  func waitUntilSegmentsAreUnlocked(_ spool: Spool) throws -> Bool {
+    for name in try segmentNames(spool) {
+      let file = open(spool.path + "/segments/" + name, O_RDONLY | O_CLOEXEC)
+      guard file >= 0 else { continue }
+      defer { close(file) }
+      var free = false
+      for _ in 0..<1000 {
+        if flock(file, LOCK_EX | LOCK_NB) == 0 {
+          flock(file, LOCK_UN)
+          free = true
+          break
+        }
+        usleep(10_000)
+      }
+      guard free else { return false }
+    }
+    return true
+  }
+
   func segmentNames(_ spool: Spool) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
       .filter { $0.hasSuffix(".seg") }.sorted()
@@ -236,8 +258,11 @@ struct SpoolSegmentTests {
     let temporary = TemporaryDirectory()
     let container = try temporary.container()
     for round in 0..<3 {
-      let producer = try Spool(container: container)
-      try producer.enqueue(payload: [UInt8(round)], id: "r\(round)")
+      do {
+        let producer = try Spool(container: container)
+        try producer.enqueue(payload: [UInt8(round)], id: "r\(round)")
+      }
+      #expect(try waitUntilSegmentsAreUnlocked(Spool(container: container)))
     }
     let consumer = try Spool(container: container)
     #expect(try segmentNames(consumer).count == 1)
@@ -505,6 +530,7 @@ struct SpoolSegmentTests {
       #expect(FileManager.default.fileExists(atPath: position))
     }
     producer = nil
+    #expect(try waitUntilSegmentsAreUnlocked(consumer))
     do {
       var session = try #require(try consumer.beginQuickly(wait: false))
       #expect(try step(&session, quick: true) == "slow")

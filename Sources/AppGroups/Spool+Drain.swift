@@ -341,10 +341,14 @@ extension Spool {
       if quick, !isQuick(session.queue.last!, in: session) { return .slow }
       let item = session.queue.removeLast()
       if case .record(let segment, let index) = item.source {
-        if let claim = try claimRecord(item.raw, segment: segment, index: index, in: session) {
-          return .entry(claim)
+        switch try claimRecord(item.raw, segment: segment, index: index, in: session, quick: quick)
+        {
+        case .entry(let claim): return .entry(claim)
+        case .slow:
+          session.queue.append(item)  // Claimed again by the step that may wait.
+          return .slow
+        case .end: continue
         }
-        continue
       }
       session.attempted.insert(item.raw)
       if case .claimed = item.source {
@@ -424,25 +428,32 @@ extension Spool {
   /// Drops it when its id was delivered, sets it aside when it no longer reads back valid,
   /// else reads it. Records are not moved: the cursor passes them once their ids are
   /// flushed.
+  ///
+  /// - Parameter quick: Leave a record that no longer reads back valid (its copy to
+  ///   `corrupt/` can wait) to a step that may wait: ``NextClaim/slow``.
+  /// - Returns: The claim, or ``NextClaim/end`` when there is none (go on with the next
+  ///   item).
   private func claimRecord(
-    _ raw: String, segment: String, index: Int, in session: DrainSession
-  ) throws(ContainerError) -> Claim? {
-    guard let progress = session.segments[segment] else { return nil }
+    _ raw: String, segment: String, index: Int, in session: DrainSession, quick: Bool
+  ) throws(ContainerError) -> NextClaim {
+    guard let progress = session.segments[segment] else { return .end }
     let record = progress.records[index]
     if let damage = record.damage {
       setAsideDamage(segment, index: index, reason: damage, of: progress, in: session)
-      return nil
+      return .end
     }
     if delivered.withLock({ $0.contains(record.id) }) {
       progress.records[index].done = true
       progress.changed = true
       session.summary.duplicates += 1
-      return nil
+      return .end
     }
     do {
       let entry = try readRecord(record, of: progress)
-      return Claim(raw: raw, source: .record(segment: segment, index: index), entry: entry)
+      return .entry(
+        Claim(raw: raw, source: .record(segment: segment, index: index), entry: entry))
     } catch let failure as SpoolEntryFormat.Failure {
+      if quick { return .slow }
       let copy = "\(segment).\(record.offset)"
       var error = ContainerError(
         code: .corruptFile, path: corrupt.childPath(copy),
@@ -457,7 +468,7 @@ extension Spool {
       progress.records[index].done = true
       progress.changed = true
       session.summary.setAside.append(error)
-      return nil
+      return .end
     } catch let error as ContainerError {
       throw error
     } catch {

@@ -540,6 +540,45 @@ struct SpoolSegmentTests {
     }
   }
 
+  /// A record that no longer reads back valid when a quick step claims it (changed after it
+  /// was listed) is left, with its copy to `corrupt/`, to a step that may wait.
+  @Test func aQuickStepLeavesARecordThatNoLongerReadsBackValidToAStepThatMayWait() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let consumer = try Spool(container: container)
+    #expect(try consumer.drain { _ in }.delivered == 0)
+    let producer = try Spool(container: container)
+    for id in ["a", "b"] { try producer.enqueue(payload: [UInt8](repeating: 7, count: 64), id: id) }
+    let name = try #require(try segmentNames(consumer).first)
+    let path = consumer.path + "/segments/" + name
+    let corrupt = consumer.path + "/corrupt"
+    var session = try #require(try consumer.beginQuickly(wait: false))
+    guard case .entry(let first) = try consumer.nextClaim(&session, quick: true) else {
+      Issue.record("no first entry")
+      return
+    }
+    #expect(first.entry.id == "a")
+    try consumer.complete(first, in: &session)
+    // "b" changes after the listing: a byte of its payload.
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(records[1].offset + records[1].length - 20))
+    try handle.write(contentsOf: Data([0xFF]))
+    try handle.close()
+    guard case .slow = try consumer.nextClaim(&session, quick: true) else {
+      Issue.record("the quick step went on")
+      return
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: corrupt).isEmpty)
+    guard case .end = try consumer.nextClaim(&session, quick: false) else {
+      Issue.record("no end")
+      return
+    }
+    #expect(session.summary.setAside.count == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: corrupt).count == 1)
+  }
+
   /// A search past damage reads a bounded amount of a hostile file: candidates whose frame
   /// would end past the end of the file, or whose entry header fails its CRC-32, are skipped
   /// without reading their frames, and candidate frames outside the window are read only

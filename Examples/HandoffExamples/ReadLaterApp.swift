@@ -109,7 +109,11 @@ public enum ReadLaterApp {
       .option(
         "--notification", value: "name", abstract: "The doorbell to watch.",
         default: ShareExtensionTool.defaultNotification),
-      .bus,
+      .bus(
+        abstract:
+          "The bus: session, system, embedded, auto, or a D-Bus address (default: the "
+          + "activating bus, else auto).",
+        default: nil),
       .timeout(
         "--idle-timeout",
         abstract: "Exit after this many seconds without a request (default 10)."),

@@ -5,5 +5,7 @@
 
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
+// OpenSSL, which libmosquitto uses for TLS: SSL_pending on mosquitto_ssl_get's connection.
+#include <openssl/ssl.h>
 
 #endif

@@ -314,6 +314,8 @@ final class RuleSetState {
   let id: UInt64
   let template: MatchRule
   let prefix: String
+  /// ``prefix``'s UTF-8, to compare received interfaces with.
+  private let prefixBytes: [UInt8]
   let deliver: @Sendable (Message) -> Void
   /// The interfaces by a hash of their suffix; the entry keeps the suffix to compare.
   private var byHash: [UInt64: Entry] = [:]
@@ -341,6 +343,7 @@ final class RuleSetState {
     self.id = id
     self.template = template
     self.prefix = prefix
+    self.prefixBytes = Array(prefix.utf8)
     self.deliver = deliver
   }
 
@@ -372,12 +375,33 @@ final class RuleSetState {
   }
 
   /// Whether a received signal's interface is one of the set's, without allocating.
+  ///
+  /// Over the interface's bytes in place (its storage is contiguous: it was made from a
+  /// C string), so the prefix, the hash and the comparison are loops over memory.
   func contains(_ interface: InterfaceName) -> Bool {
-    let utf8 = interface.rawValue.utf8
-    guard utf8.starts(with: prefix.utf8) else { return false }
-    let rest = utf8.dropFirst(prefix.utf8.count)
-    if let entry = byHash[Self.hash(rest)], entry.suffix.utf8.elementsEqual(rest) { return true }
+    interface.rawValue.utf8.withContiguousStorageIfAvailable { contains(bytes: $0) }
+      ?? contains(bytes: Array(interface.rawValue.utf8))
+  }
+
+  private func contains(bytes text: UnsafeBufferPointer<UInt8>) -> Bool {
+    let prefixLength = prefixBytes.count
+    guard text.count >= prefixLength,
+      prefixBytes.withUnsafeBufferPointer({
+        UnsafeBufferPointer(rebasing: text[..<prefixLength]).elementsEqual($0)
+      })
+    else { return false }
+    let rest = UnsafeBufferPointer(rebasing: text[prefixLength...])
+    if let entry = byHash[Self.hash(rest)],
+      entry.suffix.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(rest) })
+        ?? entry.suffix.utf8.elementsEqual(rest)
+    {
+      return true
+    }
     return !collided.isEmpty && collided[String(decoding: rest, as: UTF8.self)] != nil
+  }
+
+  private func contains(bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBufferPointer { contains(bytes: $0) }
   }
 
   /// The text of the rule for `suffix`, for the bus.

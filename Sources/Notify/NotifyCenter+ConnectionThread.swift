@@ -19,22 +19,38 @@ extension NotifyCenter {
   func registerOnConnectionThread(
     _ name: NotifyName, handler: @escaping @Sendable (NotifyToken) -> Void
   ) async throws(NotifyError) -> NotifyToken {
-    let connection = self.connection
-    let call: @Sendable (NotifyToken) -> Void = { [weak self] token in
-      guard let self else { return }
-      self.connectionHandlerGate.withLock { _ in
-        guard self.isValid(token) else { return }
-        handler(token)
-      }
-    }
-    return try await add(
-      .name(name),
-      .immediate { token in
-        if connection.isOnConnectionThread {
-          call(token)
-        } else {
-          connection.afterDispatch { call(token) }
-        }
-      })
+    try await add(.name(name), .connectionThread(ConnectionThreadHandler(handler)))
   }
+
+  /// Calls a connection-thread handler, from ``perform(_:batched:)``: at once on the
+  /// connection's thread, or after the work queued there from elsewhere (the delivery
+  /// that ends a suspension).
+  func call(_ handler: ConnectionThreadHandler, _ token: NotifyToken) {
+    guard connection.isOnConnectionThread else {
+      connection.afterDispatch { [weak self] in self?.call(handler, token) }
+      return
+    }
+    connectionHandlerGate.withLock { _ in
+      // Cancelled since the post was recorded: a cancel from another thread then waits
+      // for this lock, so the check and the call are one step for it.
+      guard handler.isLive else { return }
+      handler.body(token)
+    }
+  }
+}
+
+/// The handler of a registration made with no queue, and whether it is still live.
+///
+/// Cancelling clears the flag under the registry's lock; the call reads it under
+/// ``NotifyCenter/connectionHandlerGate`` with an atomic load, instead of looking the
+/// token up under the registry's lock for every post.
+final class ConnectionThreadHandler: Sendable {
+  let body: @Sendable (NotifyToken) -> Void
+  private let live = Atomic<Bool>(true)
+
+  init(_ body: @escaping @Sendable (NotifyToken) -> Void) { self.body = body }
+
+  var isLive: Bool { live.load(ordering: .sequentiallyConsistent) }
+
+  func cancel() { live.store(false, ordering: .sequentiallyConsistent) }
 }

@@ -55,9 +55,6 @@ public final class NotifyCenter: Sendable {
   let forkGeneration = NotifyProcess.generation
   /// The count of this center's posts, and of its posts of each name.
   private let postCounts = Mutex<(all: UInt64, names: PostCounts)>((0, PostCounts()))
-  /// Dispatch handlers that signals of the connection's current batch asked for, queued
-  /// when the batch has been read (see ``perform(_:batched:)``).
-  private let batchedDispatches = Mutex<[Registry.Action]>([])
   /// Held while a connection-thread handler runs (``register(_:queue:handler:)`` with no
   /// queue), so that a cancel from another thread can wait for a call under way.
   let connectionHandlerGate = Mutex(())
@@ -245,7 +242,9 @@ public final class NotifyCenter: Sendable {
     handler: @escaping @Sendable (NotifyToken) -> Void
   ) async throws(NotifyError) -> NotifyToken {
     guard let queue else { return try await registerOnConnectionThread(name, handler: handler) }
-    return try await add(.name(name), .dispatch(queue, handler))
+    return try await add(.name(name)) { token in
+      .dispatch(QueuedHandler(queue: queue, token: token, handler: handler))
+    }
   }
 
   /// Registers for polling with ``check(_:)``.
@@ -368,12 +367,19 @@ public final class NotifyCenter: Sendable {
   func add(_ subject: Subject, _ delivery: Delivery) async throws(NotifyError)
     -> NotifyToken
   {
+    try await add(subject) { _ in delivery }
+  }
+
+  /// Adds a registration whose delivery is made for its token.
+  func add(_ subject: Subject, delivery makeDelivery: (NotifyToken) -> Delivery)
+    async throws(NotifyError) -> NotifyToken
+  {
     try checkUsable()
     let raw = Self.lastToken.add(1, ordering: .relaxed).newValue
     guard raw > 0 else { throw NotifyError(.failed, "this process has used every token") }
     let token = NotifyToken(rawValue: raw)
     let pending = registry.withLock { registry in
-      registry.insert(Registration(token: token, subject: subject, delivery: delivery))
+      registry.insert(Registration(token: token, subject: subject, delivery: makeDelivery(token)))
       return registry.subscription(for: subject, isLocal: isLocal(subject)) {
         Task { await self.subscribe(subject) }
       }
@@ -490,7 +496,7 @@ public final class NotifyCenter: Sendable {
     let nameSequence = NotifyWire.nameSequence(in: message)
     let sender = message.sender?.rawValue
     // One lock for the gap check and the post.
-    let actions = registry.withLock { registry -> [Registry.Action]? in
+    let actions = registry.withLock { registry -> Registry.Actions? in
       if let sender, let nameSequence,
         registry.isGap(from: sender, name: name, count: nameSequence)
       {
@@ -546,23 +552,14 @@ public final class NotifyCenter: Sendable {
   /// then queued once the connection has handled the batch of messages that one read
   /// brought, so that a burst of posts costs one hop to each handler's queue, not one
   /// per post (the posts coalesce meanwhile, as they do while a handler is queued).
-  func perform(_ actions: [Registry.Action], batched: Bool = false) {
+  func perform(_ actions: Registry.Actions, batched: Bool = false) {
     for action in actions {
       switch action {
-      case .dispatch(let queue, let handler, let token):
+      case .dispatch(let handler):
         if batched {
-          let first = batchedDispatches.withLock { pending in
-            pending.append(action)
-            return pending.count == 1
-          }
-          if first {
-            connection.afterDispatch { [weak self] in self?.performBatchedDispatches() }
-          }
-          continue
-        }
-        queue.async { [weak self] in
-          guard let self, self.registry.withLock({ $0.startDispatch(token) }) else { return }
-          handler(token)
+          connection.afterDispatch(handler.enqueue)
+        } else {
+          handler.enqueue()
         }
       case .yield(let continuation, let event):
         continuation.yield(event)
@@ -570,14 +567,10 @@ public final class NotifyCenter: Sendable {
         kill(getpid(), number)
       case .immediate(let handler, let token):
         handler(token)
+      case .connectionThread(let handler, let token):
+        call(handler, token)
       }
     }
-  }
-
-  private func performBatchedDispatches() {
-    var actions: [Registry.Action] = []
-    batchedDispatches.withLock { swap(&actions, &$0) }
-    perform(actions)
   }
 
   // MARK: - Tokens
@@ -642,10 +635,13 @@ public final class NotifyCenter: Sendable {
   public func cancel(_ token: NotifyToken) throws(NotifyError) {
     try checkUsable()
     guard let removal = registry.withLock({ $0.remove(token) }) else { throw Self.invalid(token) }
-    if case .immediate = removal.registration.delivery, !connection.isOnConnectionThread {
+    switch removal.registration.delivery {
+    case .immediate, .connectionThread:
       // A connection-thread handler may be running for this token: it ends before
       // cancel returns, and later calls see the token is gone.
-      connectionHandlerGate.withLock { _ in }
+      if !connection.isOnConnectionThread { connectionHandlerGate.withLock { _ in } }
+    case .dispatch, .check, .fileDescriptor, .signal, .stream:
+      break
     }
     // A stream may serve several registrations; it ends with the last of them.
     removal.finishedStream?.finish()

@@ -3,7 +3,7 @@ import Dispatch
 /// How a registration is told of a post.
 enum Delivery {
   /// Run a handler on a queue.
-  case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void)
+  case dispatch(QueuedHandler)
   /// Nothing: the owner polls with `check`.
   case check
   /// Write the token, 4 bytes big-endian, to a pipe.
@@ -14,10 +14,13 @@ enum Delivery {
   case stream(AsyncStream<NotifyEvent>.Continuation)
   /// Call a handler where the post is recorded (``NotifyCenter/register(_:immediate:)``).
   case immediate(@Sendable (NotifyToken) -> Void)
+  /// Call a handler on the connection's thread (``NotifyCenter/register(_:queue:handler:)``
+  /// with no queue).
+  case connectionThread(ConnectionThreadHandler)
 
   var typeName: String {
     switch self {
-    case .dispatch, .immediate: "dispatch"
+    case .dispatch, .immediate, .connectionThread: "dispatch"
     case .check: "check"
     case .fileDescriptor: "file"
     case .signal: "signal"
@@ -40,8 +43,6 @@ struct Registration {
   let token: NotifyToken
   /// Nesting depth of `suspend`.
   var suspendCount: Int32 = 0
-  /// A dispatch block is queued and has not started: further posts coalesce into it.
-  var scheduled = false
   let subject: Subject
   let delivery: Delivery
   /// Posts that reached this registration; starts at 1 so the first check is true.

@@ -2,19 +2,16 @@ extension Registry {
   /// Records a post of `name` to the one registration `token`, as a watched file does.
   ///
   /// Returns nothing to do when the registration is gone.
-  mutating func post(_ name: NotifyName, toToken token: NotifyToken) -> [Action] {
-    guard var registration = registrations[token] else { return [] }
-    registration.postCount += 1
-    let event = NotifyEvent(
-      token: token, name: name, postCount: registration.postCount, sender: nil, sequence: nil,
-      isResynchronization: false)
-    var actions: [Action] = []
-    if registration.suspendCount > 0 {
-      registration.deferred = DeferredPost(event)
-    } else {
-      deliver(event, to: &registration, into: &actions)
+  mutating func post(_ name: NotifyName, toToken token: NotifyToken) -> Actions {
+    var actions = Actions()
+    guard let index = registrations.index(forKey: token) else { return actions }
+    registrations.values[index].postCount += 1
+    let postCount = registrations.values[index].postCount
+    record(at: index, into: &actions) {
+      NotifyEvent(
+        token: token, name: name, postCount: postCount, sender: nil, sequence: nil,
+        isResynchronization: false)
     }
-    registrations[token] = registration
     return actions
   }
 }

@@ -15,10 +15,52 @@ import Dispatch
 struct Registry {
   /// Work to do outside the lock.
   enum Action {
-    case dispatch(DispatchQueue, @Sendable (NotifyToken) -> Void, NotifyToken)
-    case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
+    /// Queue a run of the handler: the registration had none queued.
+    case dispatch(QueuedHandler)
+    /// Boxed: an event is large, and the other actions, copied for every delivery,
+    /// stay small.
+    indirect case yield(AsyncStream<NotifyEvent>.Continuation, NotifyEvent)
     case signal(CInt)
     case immediate(@Sendable (NotifyToken) -> Void, NotifyToken)
+    case connectionThread(ConnectionThreadHandler, NotifyToken)
+  }
+
+  /// The actions of one post, in order: most posts reach one registration, so the first
+  /// is kept inline and a delivery allocates nothing here.
+  struct Actions: Sequence {
+    private var first: Action?
+    private var others: [Action] = []
+
+    init() {}
+
+    var isEmpty: Bool { first == nil }
+
+    mutating func append(_ action: Action) {
+      if first == nil {
+        first = action
+      } else {
+        others.append(action)
+      }
+    }
+
+    mutating func append(contentsOf actions: Actions) {
+      for action in actions { append(action) }
+    }
+
+    func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
+
+    struct Iterator: IteratorProtocol {
+      fileprivate var first: Action?
+      fileprivate var others: IndexingIterator<[Action]>
+
+      mutating func next() -> Action? {
+        if let action = first {
+          first = nil
+          return action
+        }
+        return others.next()
+      }
+    }
   }
 
   /// How a subject is subscribed on the bus.
@@ -137,7 +179,12 @@ struct Registry {
         streamUsers[continuation] = nil
         removal.finishedStream = continuation
       }
-    case .dispatch, .check, .signal, .immediate:
+    case .dispatch(let handler):
+      // A run already queued does not start (it checks this).
+      handler.cancel()
+    case .connectionThread(let handler):
+      handler.cancel()
+    case .check, .signal, .immediate:
       break
     }
     // In place: a copy of the subject's state would copy its token list.
@@ -186,30 +233,44 @@ struct Registry {
   mutating func post(
     _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
     nameSequence: UInt64? = nil, resynchronization: Bool
-  ) -> [Action] {
-    guard let tokens = subjects[subject]?.tokens else { return [] }
-    var actions: [Action] = []
+  ) -> Actions {
+    var actions = Actions()
+    guard let tokens = subjects[subject]?.tokens else { return actions }
     for token in tokens {
-      guard var registration = registrations[token] else { continue }
-      registration.postCount += 1
+      // In place: a copy of the registration would retain and release what it holds.
+      guard let index = registrations.index(forKey: token) else { continue }
+      registrations.values[index].postCount += 1
       // The registration's counter starts at 1 (Darwin's, so a first check is true); the
       // event counts posts, so its first is 1.
-      let event = NotifyEvent(
-        token: token, name: name, postCount: registration.postCount - 1, sender: sender,
-        sequence: sequence, nameSequence: nameSequence, isResynchronization: resynchronization)
-      if registration.suspendCount > 0 {
-        registration.deferred = DeferredPost(event)
-      } else {
-        deliver(event, to: &registration, into: &actions)
+      let postCount = registrations.values[index].postCount - 1
+      record(at: index, into: &actions) {
+        NotifyEvent(
+          token: token, name: name, postCount: postCount, sender: sender, sequence: sequence,
+          nameSequence: nameSequence, isResynchronization: resynchronization)
       }
-      registrations[token] = registration
     }
     return actions
   }
 
+  /// Delivers a post to the registration at `index` (its count already raised), or
+  /// keeps it for the last resume when the registration is suspended; `event` is made
+  /// only when a stream or a suspension needs it.
+  mutating func record(
+    at index: Dictionary<NotifyToken, Registration>.Index, into actions: inout Actions,
+    event: () -> NotifyEvent
+  ) {
+    if registrations.values[index].suspendCount > 0 {
+      registrations.values[index].deferred = DeferredPost(event())
+    } else {
+      deliver(
+        registrations.values[index].delivery, token: registrations.keys[index], event: event,
+        into: &actions)
+    }
+  }
+
   /// Records a possible missed post for every registration that listens on the bus.
-  mutating func resynchronizeAll() -> [Action] {
-    var actions: [Action] = []
+  mutating func resynchronizeAll() -> Actions {
+    var actions = Actions()
     for (subject, _) in subjects {
       let name: NotifyName?
       switch subject {
@@ -217,53 +278,51 @@ struct Registry {
       case .namespace(let prefix): name = try? NotifyName(prefix)
       }
       guard let name else { continue }
-      actions += post(name, to: subject, sender: nil, sequence: nil, resynchronization: true)
+      actions.append(
+        contentsOf: post(name, to: subject, sender: nil, sequence: nil, resynchronization: true))
     }
     return actions
   }
 
+  /// Delivers to a registration that is not suspended.
   mutating func deliver(
-    _ event: NotifyEvent, to registration: inout Registration, into actions: inout [Action]
+    _ delivery: Delivery, token: NotifyToken, event: () -> NotifyEvent,
+    into actions: inout Actions
   ) {
-    switch registration.delivery {
-    case .dispatch(let queue, let handler):
-      guard !registration.scheduled else { return }
-      registration.scheduled = true
-      actions.append(.dispatch(queue, handler, registration.token))
+    switch delivery {
+    case .dispatch(let handler):
+      // Posts coalesce into a run that is queued and not started.
+      guard handler.schedule() else { return }
+      actions.append(.dispatch(handler))
     case .check:
       return
     case .fileDescriptor(let write, _):
-      var bigEndian = UInt32(bitPattern: registration.token.rawValue).bigEndian
+      var bigEndian = UInt32(bitPattern: token.rawValue).bigEndian
       _ = Glibc.write(write, &bigEndian, 4)
     case .signal(let number):
       actions.append(.signal(number))
     case .stream(let continuation):
-      actions.append(.yield(continuation, event))
+      actions.append(.yield(continuation, event()))
     case .immediate(let handler):
-      actions.append(.immediate(handler, registration.token))
+      actions.append(.immediate(handler, token))
+    case .connectionThread(let handler):
+      actions.append(.connectionThread(handler, token))
     }
     deliveries += 1
   }
 
-  /// Called as a queued handler starts: whether the registration is still live, and
-  /// lets later posts queue the handler again.
-  mutating func startDispatch(_ token: NotifyToken) -> Bool {
-    guard registrations[token] != nil else { return false }
-    registrations[token]?.scheduled = false
-    return true
-  }
-
-  mutating func resume(_ token: NotifyToken) throws(NotifyError) -> [Action] {
+  mutating func resume(_ token: NotifyToken) throws(NotifyError) -> Actions {
     guard var registration = registrations[token] else { throw NotifyCenter.invalid(token) }
+    var actions = Actions()
     // Darwin returns OK for a token that is not suspended, and so does nothing here.
-    guard registration.suspendCount > 0 else { return [] }
+    guard registration.suspendCount > 0 else { return actions }
     registration.suspendCount -= 1
-    var actions: [Action] = []
-    if registration.suspendCount == 0, let deferred = registration.deferred {
-      registration.deferred = nil
-      deliver(deferred.event, to: &registration, into: &actions)
-    }
+    let deferred = registration.suspendCount == 0 ? registration.deferred : nil
+    if deferred != nil { registration.deferred = nil }
     registrations[token] = registration
+    if let deferred {
+      deliver(registration.delivery, token: token, event: { deferred.event }, into: &actions)
+    }
     return actions
   }
 }

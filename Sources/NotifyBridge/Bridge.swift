@@ -18,7 +18,10 @@ public final class Bridge: Sendable {
   /// What notifyd does for the bridge.
   public struct Host: Sendable {
     /// Posts a name received from a broker on the local bus.
-    public var post: @Sendable (NotifyName) -> Void
+    ///
+    /// Returns whether the post was handed to the bus: a received message whose post was
+    /// not is not acknowledged, so the broker sends it again.
+    public var post: @Sendable (NotifyName) -> Bool
     /// Applies a state received from a broker under notifyd's restore rule (the newer
     /// set time wins).
     public var restoreState: @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome
@@ -30,7 +33,7 @@ public final class Bridge: Sendable {
 
     /// Creates a host.
     public init(
-      post: @escaping @Sendable (NotifyName) -> Void,
+      post: @escaping @Sendable (NotifyName) -> Bool,
       restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
       knownNames: @escaping @Sendable () -> [NotifyName],
       log: @escaping @Sendable (String) -> Void
@@ -141,6 +144,11 @@ public final class Bridge: Sendable {
   func admit(_ stamp: BridgeStamp) -> DuplicateFilter.Verdict {
     shared.withLock { $0.duplicates.admit(stamp) }
   }
+
+  /// Forgets an admitted stamp whose post could not be made: its redelivery is new.
+  func forget(_ stamp: BridgeStamp) {
+    shared.withLock { $0.duplicates.forget(stamp) }
+  }
 }
 
 /// One broker's state and counters, for notifyd's `GetStatistics`.
@@ -167,6 +175,9 @@ public struct BridgeStatistics: Sendable, Equatable {
   public var echoes: UInt64 = 0
   /// Publishes and subscriptions the broker refused.
   public var refused: UInt64 = 0
+  /// Received posts that could not be posted on the local bus, so not acknowledged (the
+  /// broker sends them again after a reconnection).
+  public var unacknowledged: UInt64 = 0
   /// Connections made, the first one included.
   public var connections: UInt64 = 0
   /// The last problem, for people; empty when none.

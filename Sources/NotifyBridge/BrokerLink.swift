@@ -63,7 +63,7 @@ final class BrokerLink: Sendable {
       keepAlive: Int32(configuration.keepAliveSeconds),
       sessionExpiry: configuration.sessionExpirySeconds,
       reconnectDelay: configuration.reconnectDelay)
-    let made = try MosquittoClient(settings) { [weak self] event in self?.handle(event) }
+    let made = try MosquittoClient(settings) { [weak self] event in self?.handle(event) ?? true }
     client.withLock { $0 = made }
   }
 
@@ -134,7 +134,9 @@ final class BrokerLink: Sendable {
 
   // MARK: - Events
 
-  private func handle(_ event: MosquittoClient.Event) {
+  /// Returns `false` for a message that could not be posted on the bus (the client then
+  /// does not acknowledge it).
+  private func handle(_ event: MosquittoClient.Event) -> Bool {
     switch event {
     case .connected(let sessionPresent):
       connected(sessionPresent: sessionPresent)
@@ -162,7 +164,7 @@ final class BrokerLink: Sendable {
             + "names), reconnecting"
           : "cannot reach the broker (\(text)); retrying")
     case .message(let topic, let payload, let properties):
-      received(topic: topic, payload: payload, properties: properties)
+      return received(topic: topic, payload: payload, properties: properties)
     case .published(let id, let reason):
       if let topic = state.withLock({ $0.publishes.answered(id, reason) }) {
         answered(publishOf: topic, reason)
@@ -177,6 +179,7 @@ final class BrokerLink: Sendable {
       }
       if ready { subscribed() }
     }
+    return true
   }
 
   private func answered(publishOf topic: String, _ reason: Int32) {
@@ -244,7 +247,7 @@ final class BrokerLink: Sendable {
           "\(name): the broker lost this bridge's session; posting the \(names.count) "
             + "bridged names once, since posts may have been missed")
       }
-      for name in names { host.post(name) }
+      for name in names { _ = host.post(name) }
     }
     if ready { subscribed() }
   }
@@ -265,7 +268,11 @@ final class BrokerLink: Sendable {
     flush(with: client)
   }
 
-  private func received(topic: [UInt8], payload: [UInt8], properties: [(String, String)]) {
+  /// Delivers a received message; returns `false` when its post could not be handed to
+  /// the bus (what is malformed, a repeat or an echo is taken, and dropped).
+  private func received(topic: [UInt8], payload: [UInt8], properties: [(String, String)])
+    -> Bool
+  {
     let message: BridgeMessage
     do throws(BridgeError) {
       message = try BridgeMessage.decode(
@@ -284,21 +291,36 @@ final class BrokerLink: Sendable {
         setLastError(text)
         host.log("\(name): \(text) (malformed \(count))")
       }
-      return
+      return true
     }
     if let stamp = message.stamp, let bridge {
       if stamp.origin == bridge.origin {
         state.withLock { $0.statistics.echoes += 1 }
-        return
+        return true
       }
       if case .post = message.content, bridge.admit(stamp) == .duplicate {
         state.withLock { $0.statistics.duplicates += 1 }
-        return
+        return true
       }
     }
     switch message.content {
     case .post:
-      host.post(message.name)
+      guard host.post(message.name) else {
+        // Not posted: its stamp must not make the broker's redelivery a duplicate.
+        if let stamp = message.stamp { bridge?.forget(stamp) }
+        let count = state.withLock { state -> UInt64 in
+          state.statistics.unacknowledged += 1
+          return state.statistics.unacknowledged
+        }
+        if count <= 10 || count.isMultiple(of: 1000) {
+          let text =
+            "could not post \(message.name) on the bus; not acknowledged, the broker sends it "
+            + "again after reconnecting (unacknowledged \(count))"
+          setLastError(text)
+          host.log("\(name): \(text)")
+        }
+        return false
+      }
     case .state(let value, let setTime):
       switch host.restoreState(message.name, value, setTime ?? Self.now()) {
       case .localIsNewer(let local, let time):
@@ -308,9 +330,10 @@ final class BrokerLink: Sendable {
         break
       }
     case .cleared:
-      return
+      return true
     }
     state.withLock { $0.statistics.received += 1 }
+    return true
   }
 
   // MARK: - Logging

@@ -23,6 +23,14 @@ import Synchronization
 /// post); and TLS is still used by one thread at a time. The callbacks, which run inside
 /// those calls, only record what happened; the connection thread hands it to `events`
 /// once `io` is released, so `events` may publish and subscribe.
+///
+/// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
+/// on the local bus): libmosquitto queues the PUBACK as it reads the PUBLISH, and until
+/// the connection thread has handed the messages read to `events`, publishers only queue
+/// their packets (`holding`), so no other thread writes that PUBACK first. When `events`
+/// does not take a message, the connection ends before anything queued is written: the
+/// broker, which keeps the session, sends every unacknowledged message again after the
+/// reconnection.
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
@@ -63,7 +71,9 @@ final class MosquittoClient: @unchecked Sendable {
 
   private let handle: OpaquePointer
   private let settings: Settings
-  private let events: @Sendable (Event) -> Void
+  /// Returns whether it took the event: `false` for a message that could not be posted,
+  /// which then is not acknowledged.
+  private let events: @Sendable (Event) -> Bool
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
@@ -81,6 +91,11 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// With `io` held only.
   private var pending: [Event] = []
+  /// Whether the connection thread is handing messages it read to `events`.
+  ///
+  /// Their PUBACKs are queued and must wait for that, so publishers only queue packets
+  /// (the connection thread writes them after). With `io` held only.
+  private var holding = false
   /// The batch being handed to `events`, swapped with `pending`.
   ///
   /// Connection thread only.
@@ -99,7 +114,7 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// - Throws: ``BridgeError`` (`client`) when libmosquitto refuses a setting (a TLS
   ///   file it cannot read, say).
-  init(_ settings: Settings, events: @escaping @Sendable (Event) -> Void) throws(BridgeError) {
+  init(_ settings: Settings, events: @escaping @Sendable (Event) -> Bool) throws(BridgeError) {
     _ = Self.initialized
     self.settings = settings
     self.events = events
@@ -220,7 +235,11 @@ final class MosquittoClient: @unchecked Sendable {
       let code = mosquitto_connect_bind_v5(
         handle, settings.host, settings.port, settings.keepAlive, nil, properties)
       if code == Self.success {
-        locked { up = true }
+        // Each connection makes libmosquitto's socket pair anew.
+        locked {
+          up = true
+          Self.silenceSocketPair(of: handle)
+        }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
         let answered = locked { () -> Bool in
@@ -233,7 +252,7 @@ final class MosquittoClient: @unchecked Sendable {
         if !stopped
           && (isConnected.exchange(false, ordering: .acquiringAndReleasing) || !answered)
         {
-          events(.disconnected(text: Self.describe(ended)))
+          _ = events(.disconnected(text: ended.text ?? Self.describe(ended.code)))
         }
         // A DISCONNECT if the socket still works; its callback reports nothing new.
         locked {
@@ -242,7 +261,7 @@ final class MosquittoClient: @unchecked Sendable {
         }
         if stopped { break }
       } else {
-        events(.disconnected(text: Self.describe(code)))
+        _ = events(.disconnected(text: Self.describe(code)))
       }
       waitOrStop(seconds: delay)
       delay = min(delay * 2, settings.reconnectDelay.upperBound)
@@ -271,7 +290,7 @@ final class MosquittoClient: @unchecked Sendable {
 
   /// Drives the connection until it ends or stop(): returns libmosquitto's last code and
   /// whether the broker accepted the connection.
-  private func serve() -> (code: Int32, heard: Bool) {
+  private func serve() -> (ended: (code: Int32, text: String?), heard: Bool) {
     var heard = false
     var descriptors = [
       pollfd(fd: -1, events: 0, revents: 0),
@@ -282,13 +301,13 @@ final class MosquittoClient: @unchecked Sendable {
     // another thread waits for it at most that long.
     var (socket, wantsWrite) = locked { nextPoll() }
     while !stopping.load(ordering: .acquiring) {
-      guard socket >= 0 else { return (MOSQ_ERR_CONN_LOST.rawValue, heard) }
+      guard socket >= 0 else { return ((MOSQ_ERR_CONN_LOST.rawValue, nil), heard) }
       descriptors[0] = pollfd(
         fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
       descriptors[1].revents = 0
       // At most a second, so that `mosquitto_loop_misc` keeps the connection alive.
       if poll(&descriptors, 2, 1000) < 0 && errno != EINTR {
-        return (MOSQ_ERR_ERRNO.rawValue, heard)
+        return ((MOSQ_ERR_ERRNO.rawValue, nil), heard)
       }
       if descriptors[1].revents != 0 {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -300,16 +319,33 @@ final class MosquittoClient: @unchecked Sendable {
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
-          let read = mosquitto_loop_read(handle, 1)
+          let reported = pending.count
+          let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
+          holding = pending[reported...].contains { if case .message = $0 { true } else { false } }
           swap(&pending, &delivering)
           return read
         }
-        deliver()
+        if !deliver() {
+          // Nothing queued since the read may be written now: not its PUBACK.
+          locked {
+            holding = false
+            up = false
+            shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
+          }
+          return (
+            (
+              MOSQ_ERR_CONN_LOST.rawValue,
+              "a received message could not be posted on the bus; it was not acknowledged, "
+                + "so the broker sends it again"
+            ), false
+          )
+        }
       }
       if code == Self.success {
         (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
+          holding = false
           var result = Self.success
           if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
           if result == Self.success { result = mosquitto_loop_misc(handle) }
@@ -319,12 +355,80 @@ final class MosquittoClient: @unchecked Sendable {
           return (result, socket, wantsWrite)
         }
         // What `events` publishes now and cannot finish wakes the poll.
-        deliver()
+        _ = deliver()
       }
       if isConnected.load(ordering: .acquiring) { heard = true }
-      if code != Self.success { return (code, heard) }
+      if code != Self.success { return ((code, nil), heard) }
     }
-    return (Self.success, heard)
+    return ((Self.success, nil), heard)
+  }
+
+  /// Reads what the socket has, and over TLS what OpenSSL holds decrypted too; with `io`
+  /// held.
+  ///
+  /// A TLS record can carry several MQTT packets. The first read takes the whole record
+  /// into OpenSSL, where `poll` cannot see the rest: it would wait for the socket's next
+  /// bytes (on a quiet link, the next keep-alive). `mosquitto_loop_read` goes on while
+  /// `SSL_pending` says so only if `errno` is not EAGAIN, which any earlier call may have
+  /// left behind (the write to libmosquitto's own socket pair, say).
+  private func readAll() -> Int32 {
+    var code = mosquitto_loop_read(handle, 1)
+    while code == Self.success, let ssl = mosquitto_ssl_get(handle),
+      SSL_pending(OpaquePointer(ssl)) > 0
+    {
+      code = mosquitto_loop_read(handle, 1)
+    }
+    return code
+  }
+
+  /// `/dev/null`, opened once, close-on-exec.
+  private static let nullDevice = open("/dev/null", O_WRONLY | O_CLOEXEC)
+
+  /// Points the write end of libmosquitto's own socket pair at `/dev/null`; with `io`
+  /// held, once the connection's pair exists.
+  ///
+  /// libmosquitto writes a byte to the pair for every packet it queues, to wake
+  /// `mosquitto_loop`, which the bridge does not use: nothing reads the pair. Left alone
+  /// it fills after 278 packets (Linux), and every later packet costs a failed write
+  /// that also leaves `errno` at EAGAIN; a write to `/dev/null` always succeeds and
+  /// costs less than one to a socket (1.3 µs less here). The descriptor stays
+  /// libmosquitto's, which closes it as before.
+  private static func silenceSocketPair(of handle: OpaquePointer) {
+    let writeEnd = socketPairWriteEnd(of: handle)
+    guard writeEnd >= 0, nullDevice >= 0 else { return }
+    // (dup3, which sets close-on-exec at once, is Glibc's only with _GNU_SOURCE.)
+    guard dup2(nullDevice, writeEnd) == writeEnd else { return }
+    _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+  }
+
+  /// The write end of the socket pair libmosquitto keeps for `mosquitto_loop`, or -1.
+  ///
+  /// libmosquitto has no call that returns it. Its client structure starts, in every
+  /// release from 1.4 to 2.0, with the socket, then the pair's read and write ends
+  /// (`mosq_sock_t sock, sockpairR, sockpairW`); the first is checked against
+  /// `mosquitto_socket`, and both ends must be stream sockets of the Unix domain made by
+  /// this process, or the pair is left alone (its writes then fail once it is full,
+  /// which costs a system call and nothing else).
+  private static func socketPairWriteEnd(of handle: OpaquePointer) -> CInt {
+    let fields = UnsafeRawPointer(handle).assumingMemoryBound(to: CInt.self)
+    let (socket, readEnd, writeEnd) = (fields[0], fields[1], fields[2])
+    guard socket >= 0, socket == mosquitto_socket(handle), readEnd >= 0, writeEnd >= 0,
+      readEnd != writeEnd, readEnd != socket, writeEnd != socket
+    else { return -1 }
+    func isOwnUnixStream(_ fd: CInt) -> Bool {
+      var value: CInt = 0
+      var length = socklen_t(MemoryLayout<CInt>.size)
+      guard getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &value, &length) == 0, value == AF_UNIX,
+        getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &length) == 0,
+        value == CInt(SOCK_STREAM.rawValue)
+      else { return false }
+      // struct ucred (pid, uid, gid), which Glibc shows only with _GNU_SOURCE.
+      var peer: (pid: pid_t, uid: uid_t, gid: gid_t) = (0, 0, 0)
+      var peerLength = socklen_t(MemoryLayout.size(ofValue: peer))
+      return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) == 0
+        && peer.pid == getpid()
+    }
+    return isOwnUnixStream(readEnd) && isOwnUnixStream(writeEnd) ? writeEnd : -1
   }
 
   /// The socket to poll and whether to poll it for writing; with `io` held.
@@ -334,10 +438,14 @@ final class MosquittoClient: @unchecked Sendable {
     return (socket, mosquitto_want_write(handle))
   }
 
-  /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released.
-  private func deliver() {
-    for event in delivering { events(event) }
-    delivering.removeAll(keepingCapacity: true)
+  /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released;
+  /// returns whether `events` took every message (it stops at the first it did not).
+  private func deliver() -> Bool {
+    defer { delivering.removeAll(keepingCapacity: true) }
+    for event in delivering where !events(event) {
+      if case .message = event { return false }
+    }
+    return true
   }
 
   /// Whether the broker accepted the current connection.
@@ -409,13 +517,16 @@ final class MosquittoClient: @unchecked Sendable {
       guard up else { return (MOSQ_ERR_NO_CONN.rawValue, 0, false) }
       var id: Int32 = 0
       let reported = pending.count
+      // While holding, libmosquitto only queues the packet (threaded mode).
+      if holding { mosquitto_threaded_set(handle, true) }
       let code = payload.withUnsafeBytes { bytes in
         mosquitto_publish_v5(
           handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
       }
+      if holding { mosquitto_threaded_set(handle, false) }
       // A packet the socket did not take whole, or what the call reported, is the
-      // connection thread's to finish.
-      return (code, id, mosquitto_want_write(handle) || pending.count > reported)
+      // connection thread's to finish (while holding, it writes after delivering anyway).
+      return (code, id, !holding && (mosquitto_want_write(handle) || pending.count > reported))
     }
     if unfinished { wake() }
     guard code == Self.success else {
@@ -433,9 +544,11 @@ final class MosquittoClient: @unchecked Sendable {
       for filter in filters {
         var id: Int32 = 0
         let options = Int32(MQTT_SUB_OPT_NO_LOCAL.rawValue)
+        if holding { mosquitto_threaded_set(handle, true) }
         if mosquitto_subscribe_v5(handle, &id, filter, 1, options, nil) == Self.success {
           ids[id] = filter
         }
+        if holding { mosquitto_threaded_set(handle, false) }
       }
       return (ids, mosquitto_want_write(handle) || pending.count > reported)
     }

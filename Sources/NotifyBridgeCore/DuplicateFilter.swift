@@ -63,6 +63,15 @@ package struct DuplicateFilter {
     return .new
   }
 
+  /// Forgets that `stamp` was seen, if it is still in its origin's window (its post could
+  /// not be made, so its next arrival must be delivered).
+  package mutating func forget(_ stamp: BridgeStamp) {
+    guard let track = tracks[stamp.origin], stamp.sequence <= track.highest else { return }
+    let offset = track.highest - stamp.sequence
+    guard offset < Self.window else { return }
+    tracks[stamp.origin]!.seen[Int(offset / 64)] &= ~(UInt64(1) << (offset % 64))
+  }
+
   /// The window moved `shift` numbers up: bit i becomes bit i + shift.
   private static func shifted(_ seen: [UInt64], by shift: UInt64) -> [UInt64] {
     var result = [UInt64](repeating: 0, count: seen.count)

@@ -15,6 +15,10 @@ struct Bridging {
   /// The server's own unique name: `Posted` signals it sent are never published again
   /// (they are mediated posts, published when made, or posts that came from a broker).
   var ownName = ""
+  /// Whether the connection is up: while it reconnects, a post would only wait in its
+  /// queue (lost if notifyd ends first), so posts from a broker are refused and not
+  /// acknowledged.
+  var busConnected = true
 }
 
 extension NotifyServer {
@@ -24,8 +28,13 @@ extension NotifyServer {
     let own = await connection.uniqueName?.rawValue ?? ""
     bridging.withLock { $0.ownName = own }
     _ = await connection.addStateObserver { [weak self] state in
-      if case .connected(let unique) = state {
-        self?.bridging.withLock { $0.ownName = unique.rawValue }
+      self?.bridging.withLock { bridging in
+        if case .connected(let unique) = state {
+          bridging.ownName = unique.rawValue
+          bridging.busConnected = true
+        } else {
+          bridging.busConnected = false
+        }
       }
     }
     var hostName = [CChar](repeating: 0, count: 256)
@@ -37,7 +46,7 @@ extension NotifyServer {
       busAddress: await connection.address?.rawValue ?? "")
     let log = configuration.log
     let host = Bridge.Host(
-      post: { [weak self] name in self?.postFromBridge(name) },
+      post: { [weak self] name in self?.postFromBridge(name) ?? false },
       restoreState: { [weak self] name, value, time in
         self?.restoreFromBridge(name, value, setTime: time) ?? .refused
       },
@@ -87,14 +96,20 @@ extension NotifyServer {
   }
 
   /// Posts a name a broker sent, from the server's own connection, so receivers in
-  /// mediated mode accept it too.
-  func postFromBridge(_ name: NotifyName) {
+  /// mediated mode accept it too; returns whether the post was handed to the bus.
+  func postFromBridge(_ name: NotifyName) -> Bool {
+    guard bridging.withLock({ $0.busConnected }) else { return false }
     let (sequence, nameSequence) = state.withLock { state in
       state.postSequence += 1
       return (state.postSequence, state.postCounts.next(for: name))
     }
-    try? connection.send(
-      NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
+    do {
+      try connection.send(
+        NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
+      return true
+    } catch {
+      return false
+    }
   }
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger
@@ -123,7 +138,8 @@ extension NotifyServer {
       "status: bridge \(row.broker) \(row.connected ? "connected" : "disconnected") "
         + "published \(row.published) received \(row.received) queued \(row.queued) "
         + "dropped \(row.dropped) malformed \(row.malformed) duplicates \(row.duplicates) "
-        + "echoes \(row.echoes) refused \(row.refused) connections \(row.connections)"
+        + "echoes \(row.echoes) refused \(row.refused) unacknowledged \(row.unacknowledged) "
+        + "connections \(row.connections)"
     }
   }
 
@@ -141,6 +157,7 @@ extension NotifyServer {
         "Duplicates": .uint64(row.duplicates),
         "Echoes": .uint64(row.echoes),
         "Refused": .uint64(row.refused),
+        "Unacknowledged": .uint64(row.unacknowledged),
         "Connections": .uint64(row.connections),
         "LastError": .string(row.lastError),
       ])

@@ -115,10 +115,14 @@ final class ActivationFixture: Sendable {
     }
   }
 
-  /// Starts `readlater open` with this fixture's environment.
-  func spawnReadLater(_ arguments: [String]) throws -> Subprocess {
+  /// Starts `readlater open` with this fixture's environment, and `overrides` (a nil value
+  /// removes the variable).
+  func spawnReadLater(_ arguments: [String], overrides: [String: String?] = [:]) throws
+    -> Subprocess
+  {
     var environment = Products.currentEnvironment()
     for (key, value) in self.environment { environment[key] = value }
+    for (key, value) in overrides { environment[key] = value }
     return try Subprocess.spawn(
       Products.path("readlater"), arguments: ["open"] + arguments, environment: environment,
       captureOutput: true, captureError: true)

@@ -105,6 +105,35 @@ struct ActivationProcessTests {
     await connection.close()
   }
 
+  /// A process the bus started stays on that bus (`DBUS_STARTER_ADDRESS`), even when the
+  /// session bus is another one, or gone: it must not fall back to the session or embedded
+  /// bus, where no one asked for it.
+  @Test func anAppStartedByTheBusOwnsItsNameOnThatBusNotTheSessionBus() async throws {
+    let fixture = try await ActivationFixture(idleTimeout: 60)
+    let session = try PrivateBus()
+    let connection = try await BusConnection.connect(to: .address(fixture.bus.address))
+    let other = try await BusConnection.connect(to: .address(session.address))
+    let app = try fixture.spawnReadLater(
+      ["--idle-timeout", "60"],
+      overrides: [
+        "DBUS_STARTER_ADDRESS": fixture.bus.address.rawValue,
+        "DBUS_STARTER_BUS_TYPE": "session",
+        "DBUS_SESSION_BUS_ADDRESS": session.address.rawValue,
+        "NOTIFYBUS_BUS_ADDRESS": nil,
+      ])
+    defer {
+      app.kill(SIGTERM)
+      app.wait()
+    }
+    #expect(
+      try await waitUntil(timeout: .seconds(30)) {
+        try await fixture.ownerProcess(connection) == UInt32(app.pid)
+      })
+    #expect(try await fixture.ownerProcess(other) == nil)
+    await other.close()
+    await connection.close()
+  }
+
   @Test func gioOpenStartsTheAppFromItsDesktopEntry() async throws {
     guard access("/usr/bin/gio", X_OK) == 0 else { return }
     let fixture = try await ActivationFixture(idleTimeout: 2)

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import Foundation
 import Notify
 import SystemSupport
 import Testing
@@ -157,5 +158,255 @@ struct BridgeLoopTests {
     }
     #expect(untrusting.log.contains("TLS"), "\(untrusting.log)")
     #expect(try await untrusting.counter("Connections") == 0)
+  }
+}
+
+/// Finding B1: over TLS, what libmosquitto has already decrypted waits in OpenSSL, where
+/// `poll` cannot see it.
+@Suite(
+  .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable && BridgeLoopTests.hasOpenSSL),
+  .serialized, .timeLimit(.minutes(3)))
+struct BridgeTLSRecordTests {
+  @Test func postsThatArriveInOneTLSRecordAreAllDelivered() async throws {
+    let files = try BridgeLoopTests.certificates()
+    defer { Subprocess.removeTree(files) }
+    let broker = try MosquittoBroker()
+    let front = try RecordJoiningTLSFront(
+      to: broker.port, certificate: files + "/server.pem", key: files + "/server.key")
+    let path = broker.directory + "/notify-front.conf"
+    // A keep-alive longer than the test: no PINGRESP comes to wake the loop.
+    writeText(
+      path,
+      """
+      bridge mqtts://127.0.0.1:\(front.port)
+      bridge-namespace group.example
+      bridge-ca-file \(files)/ca.pem
+      bridge-keepalive 120
+
+      """)
+    let a = try await BridgedHost(["--bridge", broker.url, "--bridge-namespace", "group.example"])
+    let b = try await BridgedHost(["--config", path])
+    // A connection that has carried some hundreds of messages (libmosquitto's own check
+    // for decrypted data depends on errno, which by then it has left at EAGAIN).
+    let before = (1...400).map { "group.example.before\($0)" }
+    for name in before {
+      try a.connection.send(
+        NotifyWire.signal(for: try NotifyName(name), sequence: 1, nameSequence: 1))
+    }
+    try await a.connection.flush()
+    #expect(await b.waitForPosts(before), "\(b.posted.count) of 400\nB: \(b.log)")
+    front.hold()
+    try await a.post("group.example.first")
+    try await a.post("group.example.second")
+    let deadline = ContinuousClock.now + .seconds(20)
+    while front.heldPacketTypes.count(where: { $0 == 3 }) < 2 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(front.heldPacketTypes.count(where: { $0 == 3 }) == 2, "\(front.heldPacketTypes)")
+    front.release()
+    #expect(
+      await b.waitForPosts(["group.example.first", "group.example.second"]),
+      "\(b.posted.suffix(3))\nB: \(b.log)\ns_server: \(front.log)")
+  }
+}
+
+/// Finding B2: libmosquitto writes a byte to a socket pair of its own for every packet it
+/// queues (to wake its own loop, which the bridge does not use): undrained, the pair fills
+/// after some hundreds of packets and every later write fails (EAGAIN), seen by strace.
+@Suite(
+  .enabled(
+    if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
+      && access("/usr/bin/strace", X_OK) == 0),
+  .serialized, .timeLimit(.minutes(3)))
+struct BridgeSocketPairTests {
+  @Test func libmosquittosWakeWritesNeverFail() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    let directory = broker.directory
+    // Every thread of both notifyds, failed write(2)s only.
+    var tracers: [Subprocess] = []
+    for (label, host) in [("a", a), ("b", b)] {
+      tracers.append(
+        try host.trace(["-Z", "-e", "trace=write"], to: "\(directory)/strace.\(label)"))
+    }
+    try await Task.sleep(for: .milliseconds(500))
+    // Past the pair's room (278 one-byte writes on Linux): a PUBLISH and a PUBACK a post.
+    let names = (1...600).map { "group.example.pair\($0)" }
+    for name in names {
+      try a.connection.send(
+        NotifyWire.signal(for: try NotifyName(name), sequence: 1, nameSequence: 1))
+      if name.hasSuffix("0") { try await a.connection.flush() }
+    }
+    try await a.connection.flush()
+    #expect(await b.waitForPosts(names), "\(b.posted.count) of 600")
+    try await Task.sleep(for: .milliseconds(300))
+    for tracer in tracers {
+      tracer.kill(SIGINT)
+      _ = tracer.wait(milliseconds: 10_000)
+    }
+    for label in ["a", "b"] {
+      let failed =
+        (try? String(contentsOfFile: "\(directory)/strace.\(label)", encoding: .utf8)) ?? ""
+      let again = failed.split(separator: "\n").filter { $0.contains("EAGAIN") }
+      let failures = again.count
+      #expect(failures == 0, "notifyd \(label): failed writes such as \(again.prefix(3))")
+    }
+  }
+}
+
+/// Findings B3 and B4: a received QoS 1 message is acknowledged (PUBACK) only after its
+/// post was handed to the local bus, whichever thread writes to the broker meanwhile, and
+/// never when it could not be.
+@Suite(
+  .enabled(
+    if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
+      && access("/usr/bin/strace", X_OK) == 0),
+  .serialized, .timeLimit(.minutes(3)))
+struct BridgeAcknowledgementTests {
+  /// The bytes of strace's `-xx` strings on a line (`"\x40\x02..."`), joined.
+  static func bytes(_ line: Substring) -> [UInt8] {
+    var result: [UInt8] = []
+    var rest = line[...]
+    while let start = rest.range(of: "\\x") {
+      let digits = rest[start.upperBound...].prefix(2)
+      guard digits.count == 2, let byte = UInt8(digits, radix: 16) else { break }
+      result.append(byte)
+      rest = rest[rest.index(start.upperBound, offsetBy: 2)...]
+    }
+    return result
+  }
+
+  @Test func aPUBACKFollowsThePostEvenWhenTheDBusThreadPublishesMeanwhile() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    let trace = broker.directory + "/strace.b"
+    let tracer = try b.trace(
+      ["-ttt", "-xx", "-s", "4096", "-e", "trace=read,write,sendmsg"], to: trace)
+    try await Task.sleep(for: .milliseconds(500))
+    // B's D-Bus thread publishes local posts all along, while posts from A arrive.
+    let local = b.connection
+    let flooding = Task {
+      var index: UInt64 = 0
+      while !Task.isCancelled {
+        index += 1
+        try local.send(
+          NotifyWire.signal(for: "group.example.local", sequence: index, nameSequence: index))
+        if index.isMultiple(of: 20) { try await Task.sleep(for: .milliseconds(1)) }
+      }
+    }
+    let names = (1...300).map { "group.example.race\($0)" }
+    for name in names {
+      try await a.post(try NotifyName(name))
+      try await Task.sleep(for: .microseconds(500))
+    }
+    #expect(await b.waitForPosts(names), "\(b.posted.count)")
+    flooding.cancel()
+    _ = await flooding.result
+    try await Task.sleep(for: .milliseconds(300))
+    tracer.kill(SIGINT)
+    _ = tracer.wait(milliseconds: 10_000)
+    let lines = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(
+      separator: "\n")
+    // (time, thread, syscall, bytes), by time of entry; strace writes a line when a call
+    // ends, or an "unfinished" line with the data of a write at its start.
+    var calls: [(time: Double, thread: Substring, call: Substring, bytes: [UInt8])] = []
+    for line in lines {
+      let fields = line.split(separator: " ", maxSplits: 2)
+      guard fields.count == 3, let time = Double(fields[1]) else { continue }
+      let call = fields[2].prefix { $0 != "(" }
+      guard ["read", "write", "sendmsg"].contains(call) else { continue }
+      calls.append((time, fields[0], call, Self.bytes(fields[2])))
+    }
+    calls.sort { $0.time < $1.time }
+    var checked = 0
+    var early: [String] = []
+    for name in names {
+      let topic = Array("notifybus/post/\(name.replacing(".", with: "/"))".utf8)
+      // The PUBLISH's variable header, as libmosquitto reads it after the fixed header:
+      // topic length, topic, packet id.
+      guard
+        let read = calls.firstIndex(where: { call in
+          call.call == "read" && call.bytes.count >= topic.count + 4
+            && Array(call.bytes[2..<(2 + topic.count)]) == topic
+            && Int(call.bytes[0]) << 8 | Int(call.bytes[1]) == topic.count
+        })
+      else { continue }
+      let id = Array(calls[read].bytes[(2 + topic.count)..<(4 + topic.count)])
+      guard
+        let acknowledged = calls[read...].firstIndex(where: { call in
+          call.call == "write" && call.bytes.count >= 4 && call.bytes[0] == 0x40
+            && Array(call.bytes[2..<4]) == id
+        })
+      else { continue }
+      func posts(_ call: (time: Double, thread: Substring, call: Substring, bytes: [UInt8]))
+        -> Bool
+      {
+        call.call == "sendmsg" && call.bytes.count > name.utf8.count
+          && call.bytes.indices.dropLast(name.utf8.count).contains { start in
+            call.bytes[start..<(start + name.utf8.count)].elementsEqual(name.utf8)
+          }
+      }
+      checked += 1
+      if calls[read..<acknowledged].contains(where: posts) { continue }
+      // A post handed to libdbus while another thread held its socket is written later,
+      // maybe after the PUBACK; then the PUBACK must have been written by the thread that
+      // read the PUBLISH, once it had handed the post over (its next write), not by a
+      // publisher in between.
+      if calls[acknowledged].thread != calls[read].thread {
+        let post = calls[acknowledged...].first(where: posts)
+        early.append(
+          "\(name): read by \(calls[read].thread) at \(calls[read].time), acknowledged by "
+            + "\(calls[acknowledged].thread) at \(calls[acknowledged].time), posted by "
+            + "\(post.map { "\($0.thread) at \($0.time)" } ?? "none")")
+      }
+    }
+    #expect(checked >= 250, "\(checked) of 300 PUBLISH/PUBACK pairs found in the trace")
+    #expect(early.count == 0, "acknowledged before their post: \(early.prefix(5))")
+  }
+
+  @Test func aPostThatCannotBeMadeIsNotAcknowledgedAndComesAgain() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    // B's bus goes away: notifyd B keeps running (it reconnects), but a post made now
+    // would only wait in its memory.
+    b.bus.kill()
+    try await Task.sleep(for: .milliseconds(500))
+    try await a.post("group.example.during-outage")
+    // B has it from the broker by now, and ends (a crash) before its bus is back.
+    try await Task.sleep(for: .seconds(2))
+    b.process.kill(SIGKILL)
+    _ = b.process.wait(milliseconds: 10_000)
+    try b.bus.start()
+    // The test's own connection is back and watching (it sees its own post).
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !b.posted.contains("group.example.probe") && ContinuousClock.now < deadline {
+      try? await b.post("group.example.probe")
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    // The same bus address, so the same client identifier: the broker's session.
+    try await b.start()
+    #expect(
+      await b.waitForPosts(["group.example.during-outage"]),
+      "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
+  }
+}
+
+extension BridgedHost {
+  /// Starts `strace -qq -f ARGUMENTS -o PATH` on every thread of notifyd (its errors in
+  /// PATH.err); SIGINT ends it.
+  func trace(_ arguments: [String], to path: String) throws -> Subprocess {
+    let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/task")
+    return try Subprocess.spawn(
+      "/usr/bin/strace",
+      arguments: ["-qq", "-f"] + arguments + ["-o", path]
+        + tasks.flatMap { ["-p", $0] }, captureOutput: false, errorFile: path + ".err")
   }
 }

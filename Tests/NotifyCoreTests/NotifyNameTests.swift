@@ -80,6 +80,51 @@ struct NotifyWireTests {
     #expect(NotifyWire.interface(for: other) != NotifyWire.interface(for: long))
   }
 
+  /// The receiver's in-place check agrees with comparing the built interface, for every
+  /// escaping case and for interfaces one byte off (changed, missing, extra).
+  @Test func isInterfaceAgreesWithTheBuiltInterface() throws {
+    let names = [
+      "group.example.saved", "a_b.c-d", "9lives.x", "a..b.", ".", "..", "a", "grüße", "1.2.3",
+      "x.9", "a b", "\u{1F600}", String(repeating: "x.", count: 100),
+      String(repeating: "é", count: 200),
+    ]
+    for text in names {
+      let name = try NotifyName(text)
+      let built = NotifyWire.interface(for: name)
+      #expect(NotifyWire.isInterface(built, of: name), "\(text)")
+      let bytes = Array(built.rawValue.utf8)
+      var nearMisses = [Array(bytes.dropLast()), bytes + [UInt8(ascii: "a")]]
+      for index in stride(from: 24, to: bytes.count, by: 3) {
+        var changed = bytes
+        changed[index] = changed[index] == UInt8(ascii: "a") ? UInt8(ascii: "b") : UInt8(ascii: "a")
+        nearMisses.append(changed)
+      }
+      for miss in nearMisses {
+        let other = InterfaceName(unchecked: String(decoding: miss, as: UTF8.self))
+        #expect(!NotifyWire.isInterface(other, of: name), "\(text) vs \(other)")
+      }
+      for otherText in names where otherText != text {
+        #expect(!NotifyWire.isInterface(built, of: try NotifyName(otherText)), "\(text)")
+      }
+    }
+  }
+
+  /// The first argument must be the name's bytes: a canonically equivalent spelling (`==`
+  /// on `String` would accept it) is another name.
+  @Test func isPostedComparesTheNamesBytes() {
+    let composed: NotifyName = "caf\u{E9}.saved"
+    let decomposed = "cafe\u{301}.saved"
+    let interface = NotifyWire.interface(for: composed)
+    func signal(_ text: String) -> Message {
+      .signal(
+        path: NotifyWire.path, interface: interface, member: "Posted",
+        body: [.string(text), .uint64(1), .uint64(1)])
+    }
+    #expect(NotifyWire.isPosted(signal(composed.rawValue), name: composed))
+    #expect(!NotifyWire.isPosted(signal(decomposed), name: composed))
+    #expect(!NotifyWire.isPosted(signal("caf\u{E9}.save"), name: composed))
+  }
+
   @Test func postedNameAcceptsTheMinimalSignalAndRejectsMismatches() {
     let name: NotifyName = "group.example.saved"
     let interface = NotifyWire.interface(for: name)

@@ -159,6 +159,72 @@ struct NotifyCenterTests {
     #expect(!watcher.isValid(token))
   }
 
+  /// Registrations of both kinds cancelled one by one while a burst is being delivered:
+  /// a connection-thread handler never runs after its cancel returned (the cancel waits
+  /// for a call under way), and a queued run that was waiting when its cancel returned
+  /// does not call the handler; the registrations left see every post, in order.
+  @Test func cancelsDuringABurstStopTheirHandlersAtOnce() async throws {
+    let poster = try await center()
+    let watcher = try await center()
+    let name: NotifyName = "group.example.cancel-burst"
+    let count: UInt64 = 3000
+    // Tokens whose cancel has returned.
+    let cancelled = Mutex<Set<NotifyToken>>([])
+    let lateCalls = Atomic<Int>(0)
+    let runs = Mutex<[NotifyToken: Int]>([:])
+    let lastSeen = Mutex<[NotifyToken: UInt64]>([:])
+    let onConnectionThread: @Sendable (NotifyToken) -> Void = { token in
+      if cancelled.withLock({ $0.contains(token) }) { lateCalls.add(1, ordering: .relaxed) }
+      // A call under way while its token is cancelled from another thread finds the token
+      // gone (the cancel then waits for the call to end).
+      guard let seen = try? watcher.postCount(token) else { return }
+      lastSeen.withLock { last in
+        // Calls come in arrival order: the counts they see never go down.
+        if seen < (last[token] ?? 0) { lateCalls.add(1, ordering: .relaxed) }
+        last[token] = seen
+      }
+    }
+    let queued: @Sendable (NotifyToken) -> Void = { token in
+      runs.withLock { $0[token, default: 0] += 1 }
+    }
+    var inline: [NotifyToken] = []
+    var onQueues: [(token: NotifyToken, queue: DispatchQueue)] = []
+    for index in 0..<6 {
+      inline.append(try await watcher.register(name, queue: nil, handler: onConnectionThread))
+      let queue = DispatchQueue(label: "cancel-burst \(index)")
+      onQueues.append((try await watcher.register(name, queue: queue, handler: queued), queue))
+    }
+    let keptInline = try await watcher.register(name, queue: nil, handler: onConnectionThread)
+    let posting = Task.detached {
+      for _ in 0..<count { try poster.post(name) }
+    }
+    await waitUntil { lastSeen.withLock { !$0.isEmpty } }
+    var runsAtCancel: [NotifyToken: Int] = [:]
+    for (token, (queuedToken, queue)) in zip(inline, onQueues) {
+      try watcher.cancel(token)
+      cancelled.withLock { _ = $0.insert(token) }
+      try watcher.cancel(queuedToken)
+      // A run the queue had started when the cancel returned may still call the handler
+      // (Protocol/notify.md: only runs not yet started are dropped), and from outside it
+      // looks like one that was waiting: both are over once the queue has run this. What
+      // is checked is that no run comes after that: a cancelled registration whose posts
+      // still reached its queue would show up in the counts at the end.
+      queue.sync {}
+      runsAtCancel[queuedToken] = runs.withLock { $0[queuedToken] ?? 0 }
+    }
+    try await posting.value
+    try await poster.synchronize()
+    await waitUntil { lastSeen.withLock { $0[keptInline] } == count }
+    try await settle()
+    #expect(lateCalls.load(ordering: .relaxed) == 0)
+    #expect(lastSeen.withLock { $0[keptInline] } == count)
+    let finalRuns = runs.withLock { $0 }
+    for (token, _) in onQueues {
+      #expect(finalRuns[token] ?? 0 == runsAtCancel[token], "token \(token) ran after its cancel")
+    }
+    #expect(watcher.statistics.registrations == 1)
+  }
+
   @Test func aConnectionThreadHandlerMayCancelItsOwnToken() async throws {
     let center = try await center()
     let name: NotifyName = "group.example.inline-cancel"

@@ -124,7 +124,7 @@ import Testing
       let firstResume = try registry.resume(NotifyToken(rawValue: raw))
       #expect(firstResume.isEmpty, "still suspended once")
       let actions = try registry.resume(NotifyToken(rawValue: raw))
-      #expect(actions.count == 1, "token \(raw) delivers its deferred post once")
+      #expect(Array(actions).count == 1, "token \(raw) delivers its deferred post once")
       let extraResume = try registry.resume(NotifyToken(rawValue: raw))
       #expect(extraResume.isEmpty, "not suspended: nothing")
     }

@@ -75,6 +75,11 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   ///
   /// Loop thread only.
   private var afterDispatchWork: [() -> Void] = []
+  /// The work being run, swapped with ``afterDispatchWork`` so that both keep their
+  /// capacity and deferring work allocates nothing.
+  ///
+  /// Loop thread only.
+  private var afterDispatchRunning: [() -> Void] = []
 
   /// Creates a loop and starts its thread.
   init() {
@@ -314,9 +319,9 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   private func runAfterDispatchWork() {
     // What runs may queue more; that runs too, before the loop polls again.
     while !afterDispatchWork.isEmpty {
-      var work: [() -> Void] = []
-      swap(&work, &afterDispatchWork)
-      for body in work { body() }
+      swap(&afterDispatchRunning, &afterDispatchWork)
+      for body in afterDispatchRunning { body() }
+      afterDispatchRunning.removeAll(keepingCapacity: true)
     }
   }
 

@@ -44,25 +44,62 @@ public enum NotifyWire {
 
   /// Whether `interface` is ``interface(for:)`` of `name`, without building it: what a
   /// receiver checks for every signal.
+  ///
+  /// One pass over the two strings' UTF-8 bytes in place, comparing each byte of the
+  /// escaped name as it is produced: no allocation, no copy, no call per byte.
   public static func isInterface(_ interface: InterfaceName, of name: NotifyName) -> Bool {
-    let text = interface.rawValue.utf8
-    // The hashed form, for long names, is rare: compare it built.
-    guard text.starts(with: interfacePrefix.utf8) else {
-      return interface == self.interface(for: name)
-    }
-    var remaining = text.dropFirst(interfacePrefix.utf8.count)
-    var equal = true
-    var length = interfacePrefix.utf8.count
-    forEachEscapedByte(of: name) { byte in
-      length += 1
-      guard equal else { return }
-      if remaining.first == byte {
-        remaining.removeFirst()
-      } else {
-        equal = false
+    // `nil`: the hashed form (rare: compared built), or storage that is not contiguous.
+    var outcome: Bool?
+    _ = interface.rawValue.utf8.withContiguousStorageIfAvailable { text in
+      name.rawValue.utf8.withContiguousStorageIfAvailable { name in
+        interfacePrefix.utf8.withContiguousStorageIfAvailable { prefix in
+          outcome = isEscapedInterface(text, prefix: prefix, of: name)
+        }
       }
     }
-    return equal && remaining.isEmpty && length <= 255
+    return outcome ?? (interface == self.interface(for: name))
+  }
+
+  /// ``isInterface(_:of:)`` over bytes: `nil` for the hashed form of long names, which is
+  /// rare and compared built.
+  private static func isEscapedInterface(
+    _ text: UnsafeBufferPointer<UInt8>, prefix: UnsafeBufferPointer<UInt8>,
+    of name: UnsafeBufferPointer<UInt8>
+  ) -> Bool? {
+    guard text.count >= prefix.count,
+      UnsafeBufferPointer(rebasing: text[..<prefix.count]).elementsEqual(prefix)
+    else { return nil }
+    guard text.count <= 255 else { return false }
+    let hexDigits: StaticString = "0123456789abcdef"
+    let hex = hexDigits.utf8Start
+    var position = prefix.count
+    let end = text.count
+    // Whether the next byte of the interface is `byte`, consuming it.
+    func take(_ byte: UInt8) -> Bool {
+      guard position < end, text[position] == byte else { return false }
+      position += 1
+      return true
+    }
+    var index = 0
+    for byte in name {
+      if byte == UInt8(ascii: ".") {
+        if index == 0 && !take(UInt8(ascii: "_")) { return false }
+        guard take(byte) else { return false }
+        index = 0
+        continue
+      }
+      let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+      let isDigit = byte >= 0x30 && byte <= 0x39
+      if isLetter || (isDigit && index > 0) {
+        guard take(byte) else { return false }
+      } else {
+        guard take(UInt8(ascii: "_")), take(hex[Int(byte >> 4)]), take(hex[Int(byte & 0xF)])
+        else { return false }
+      }
+      index += 1
+    }
+    if index == 0 && !take(UInt8(ascii: "_")) { return false }
+    return position == end
   }
 
   /// The bytes after ``interfacePrefix`` of the escaped interface of `name`.
@@ -162,7 +199,7 @@ public enum NotifyWire {
     _ message: Message, name: NotifyName, interface: InterfaceName? = nil
   ) -> Bool {
     guard message.kind == .signal, message.member == member, message.path == path,
-      case .string(let text)? = message.body.first, text.utf8.elementsEqual(name.rawValue.utf8),
+      case .string(let text)? = message.body.first, hasSameBytes(text, name.rawValue),
       let received = message.interface,
       interface.map({ $0 == received }) ?? isInterface(received, of: name)
     else { return false }
@@ -171,6 +208,17 @@ public enum NotifyWire {
       return false
     }
     return true
+  }
+
+  /// Whether two strings have the same UTF-8 bytes (not `==`, which compares canonical
+  /// equivalence): a length check and one comparison over memory.
+  static func hasSameBytes(_ a: String, _ b: String) -> Bool {
+    guard a.utf8.count == b.utf8.count else { return false }
+    var same: Bool?
+    _ = a.utf8.withContiguousStorageIfAvailable { a in
+      b.utf8.withContiguousStorageIfAvailable { b in same = a.elementsEqual(b) }
+    }
+    return same ?? a.utf8.elementsEqual(b.utf8)
   }
 
   /// A call of `notifyd`'s `member` with `body`.

@@ -65,6 +65,9 @@ final class BrokerLink: Sendable {
       reconnectDelay: configuration.reconnectDelay)
     let made = try MosquittoClient(settings) { [weak self] event in self?.handle(event) ?? true }
     client.withLock { $0 = made }
+    if configuration.broker.usesTLS, let notice = MosquittoClient.missingTLSPendingNotice() {
+      host.log("\(name): \(notice)")
+    }
   }
 
   private var name: String { "bridge \(configuration.broker)" }

@@ -373,12 +373,38 @@ final class MosquittoClient: @unchecked Sendable {
   /// left behind (the write to libmosquitto's own socket pair, say).
   private func readAll() -> Int32 {
     var code = mosquitto_loop_read(handle, 1)
-    while code == Self.success, let ssl = mosquitto_ssl_get(handle),
-      SSL_pending(OpaquePointer(ssl)) > 0
+    while code == Self.success, let pending = Self.sslPending, let ssl = mosquitto_ssl_get(handle),
+      pending(ssl) > 0
     {
       code = mosquitto_loop_read(handle, 1)
     }
     return code
+  }
+
+  /// OpenSSL's `SSL_pending`, looked up once in what the process has loaded, or `nil`.
+  ///
+  /// NotifyBus links no OpenSSL library of its own: libmosquitto links libssl, so the
+  /// function is in the process whenever libmosquitto is. Without it (a libmosquitto
+  /// built without TLS, or another TLS library) TLS works as before the pending check:
+  /// packets after the first of a TLS record wait for the socket's next bytes
+  /// (``missingTLSPendingNotice()`` says so once).
+  private static let sslPending: notifybus_ssl_pending_function? = {
+    // RTLD_DEFAULT (a null handle): the global scope, libmosquitto's dependencies included.
+    guard let symbol = dlsym(nil, "SSL_pending") else { return nil }
+    return unsafeBitCast(symbol, to: notifybus_ssl_pending_function.self)
+  }()
+
+  private static let toldMissingTLSPending = Atomic<Bool>(false)
+
+  /// The log line for a TLS connection when `SSL_pending` cannot be found, the first time
+  /// this process asks; `nil` otherwise.
+  static func missingTLSPendingNotice() -> String? {
+    guard sslPending == nil, !toldMissingTLSPending.exchange(true, ordering: .relaxed) else {
+      return nil
+    }
+    return "OpenSSL's SSL_pending is not loaded in this process; over TLS, messages that "
+      + "arrive in one TLS record after the first wait for the connection's next bytes "
+      + "(at the latest its keep-alive)"
   }
 
   /// `/dev/null`, opened once, close-on-exec.

@@ -15,10 +15,6 @@ struct Bridging {
   /// The server's own unique name: `Posted` signals it sent are never published again
   /// (they are mediated posts, published when made, or posts that came from a broker).
   var ownName = ""
-  /// Whether the connection is up: while it reconnects, a post would only wait in its
-  /// queue (lost if notifyd ends first), so posts from a broker are refused and not
-  /// acknowledged.
-  var busConnected = true
 }
 
 extension NotifyServer {
@@ -29,12 +25,7 @@ extension NotifyServer {
     bridging.withLock { $0.ownName = own }
     _ = await connection.addStateObserver { [weak self] state in
       self?.bridging.withLock { bridging in
-        if case .connected(let unique) = state {
-          bridging.ownName = unique.rawValue
-          bridging.busConnected = true
-        } else {
-          bridging.busConnected = false
-        }
+        if case .connected(let unique) = state { bridging.ownName = unique.rawValue }
       }
     }
     var hostName = [CChar](repeating: 0, count: 256)
@@ -97,14 +88,17 @@ extension NotifyServer {
 
   /// Posts a name a broker sent, from the server's own connection, so receivers in
   /// mediated mode accept it too; returns whether the post was handed to the bus.
+  ///
+  /// Only a connection that is up at that moment takes it (`sendIfConnected`): a post
+  /// kept for a reconnection would be acknowledged to the broker and lost if notifyd
+  /// ended first.
   func postFromBridge(_ name: NotifyName) -> Bool {
-    guard bridging.withLock({ $0.busConnected }) else { return false }
     let (sequence, nameSequence) = state.withLock { state in
       state.postSequence += 1
       return (state.postSequence, state.postCounts.next(for: name))
     }
     do {
-      try connection.send(
+      try connection.sendIfConnected(
         NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       return true
     } catch {

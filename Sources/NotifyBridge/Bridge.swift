@@ -30,27 +30,18 @@ public final class Bridge: Sendable {
     public var knownNames: @Sendable () -> [NotifyName]
     /// Writes a log line.
     public var log: @Sendable (String) -> Void
-    /// Waits until the bus has every post handed to it so far (a round trip on the
-    /// connection that posted them); returns whether it has.
-    ///
-    /// Called on the bridge's connection thread after each batch of received posts and
-    /// before their acknowledgements: a post handed to a connection whose bus has just
-    /// died is lost without an error, which only a round trip shows.
-    public var confirmPosts: @Sendable () -> Bool
 
     /// Creates a host.
     public init(
       post: @escaping @Sendable (NotifyName) -> Bool,
       restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
       knownNames: @escaping @Sendable () -> [NotifyName],
-      log: @escaping @Sendable (String) -> Void,
-      confirmPosts: @escaping @Sendable () -> Bool
+      log: @escaping @Sendable (String) -> Void
     ) {
       self.post = post
       self.restoreState = restoreState
       self.knownNames = knownNames
       self.log = log
-      self.confirmPosts = confirmPosts
     }
   }
 

@@ -36,10 +36,6 @@ final class BrokerLink: Sendable {
     /// The last log line about the connection, so a failing broker logs once per change.
     var lastConnectionLog = ""
     var loggedOverflow = false
-    /// The posts of the batch being read (their stamps, when they have one) not yet
-    /// confirmed by the bus (``confirmBatch()``).
-    var unconfirmedPosts = 0
-    var unconfirmedStamps: [BridgeStamp] = []
   }
 
   /// The bridge, set once after creation (for the shared origin, counter and filter).
@@ -172,8 +168,6 @@ final class BrokerLink: Sendable {
           : "cannot reach the broker (\(text)); retrying")
     case .message(let topic, let payload, let properties):
       return received(topic: topic, payload: payload, properties: properties)
-    case .batchTaken:
-      return confirmBatch()
     case .published(let id, let reason):
       if let topic = state.withLock({ $0.publishes.answered(id, reason) }) {
         answered(publishOf: topic, reason)
@@ -315,9 +309,12 @@ final class BrokerLink: Sendable {
     switch message.content {
     case .post:
       guard host.post(message.name) else {
-        // Not posted: neither its stamp nor those of the batch's posts before it, which
-        // are not confirmed, may make the broker's redelivery a duplicate.
-        let count = unacknowledge(message.stamp.map { [$0] } ?? [], count: 1)
+        // Not posted: its stamp must not make the broker's redelivery a duplicate.
+        if let stamp = message.stamp { bridge?.forget(stamp) }
+        let count = state.withLock { state -> UInt64 in
+          state.statistics.unacknowledged += 1
+          return state.statistics.unacknowledged
+        }
         if count <= 10 || count.isMultiple(of: 1000) {
           let text =
             "could not post \(message.name) on the bus; not acknowledged, the broker sends it "
@@ -326,10 +323,6 @@ final class BrokerLink: Sendable {
           host.log("\(name): \(text)")
         }
         return false
-      }
-      state.withLock { state in
-        state.unconfirmedPosts += 1
-        if let stamp = message.stamp { state.unconfirmedStamps.append(stamp) }
       }
     case .state(let value, let setTime):
       switch host.restoreState(message.name, value, setTime ?? Self.now()) {
@@ -344,44 +337,6 @@ final class BrokerLink: Sendable {
     }
     state.withLock { $0.statistics.received += 1 }
     return true
-  }
-
-  /// After a batch's messages were taken, before their PUBACKs: whether the bus has the
-  /// batch's posts (a round trip), which are otherwise not acknowledged.
-  private func confirmBatch() -> Bool {
-    guard state.withLock({ $0.unconfirmedPosts }) > 0 else { return true }
-    if host.confirmPosts() {
-      state.withLock { state in
-        state.unconfirmedPosts = 0
-        state.unconfirmedStamps.removeAll(keepingCapacity: true)
-      }
-      return true
-    }
-    let count = unacknowledge([], count: 0)
-    if count <= 10 || count.isMultiple(of: 1000) {
-      let text =
-        "the bus did not confirm the posts just received; not acknowledged, the broker "
-        + "sends them again after reconnecting (unacknowledged \(count))"
-      setLastError(text)
-      host.log("\(name): \(text)")
-    }
-    return false
-  }
-
-  /// Forgets the stamps of the batch's unconfirmed posts and of `more`, so the broker's
-  /// redelivery is posted again, and counts them and `count` more as unacknowledged;
-  /// returns the new count.
-  private func unacknowledge(_ more: [BridgeStamp], count: UInt64) -> UInt64 {
-    let (stamps, total) = state.withLock { state -> ([BridgeStamp], UInt64) in
-      defer {
-        state.unconfirmedPosts = 0
-        state.unconfirmedStamps.removeAll(keepingCapacity: true)
-      }
-      state.statistics.unacknowledged += UInt64(state.unconfirmedPosts) + count
-      return (state.unconfirmedStamps + more, state.statistics.unacknowledged)
-    }
-    for stamp in stamps { bridge?.forget(stamp) }
-    return total
   }
 
   // MARK: - Logging

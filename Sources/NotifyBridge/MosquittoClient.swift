@@ -25,11 +25,10 @@ import Synchronization
 /// once `io` is released, so `events` may publish and subscribe.
 ///
 /// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
-/// on the local bus) and then taken `.batchTaken` (the bus confirmed the batch's posts):
-/// libmosquitto queues the PUBACK as it reads the PUBLISH, and until the connection
-/// thread has handed the messages read to `events`, publishers only queue their packets
-/// (`holding`), so no other thread writes that PUBACK first. When `events` does not take
-/// a message or the batch, the connection ends before anything queued is written: the
+/// on the local bus): libmosquitto queues the PUBACK as it reads the PUBLISH, and until
+/// the connection thread has handed the messages read to `events`, publishers only queue
+/// their packets (`holding`), so no other thread writes that PUBACK first. When `events`
+/// does not take a message, the connection ends before anything queued is written: the
 /// broker, which keeps the session, sends every unacknowledged message again after the
 /// reconnection.
 final class MosquittoClient: @unchecked Sendable {
@@ -49,9 +48,6 @@ final class MosquittoClient: @unchecked Sendable {
     case disconnected(text: String)
     /// A publish arrived.
     case message(topic: [UInt8], payload: [UInt8], userProperties: [(String, String)])
-    /// Every message of what was read is taken; their PUBACKs are written next, if
-    /// `events` returns `true` for this too (the bus confirmed the posts).
-    case batchTaken
     /// The broker acknowledged (or refused, reason ≥ 0x80) a QoS 1 publish.
     case published(id: Int32, reason: Int32)
     /// The broker answered a subscription, one reason (granted QoS, or ≥ 0x80) per filter.
@@ -319,8 +315,7 @@ final class MosquittoClient: @unchecked Sendable {
       }
       var code = Self.success
       if descriptors[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-        let messagesRead: Bool
-        (code, messagesRead) = locked { () -> (Int32, Bool) in
+        code = locked {
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
@@ -330,9 +325,9 @@ final class MosquittoClient: @unchecked Sendable {
           if read != Self.success { up = false }
           holding = pending[reported...].contains { if case .message = $0 { true } else { false } }
           swap(&pending, &delivering)
-          return (read, holding)
+          return read
         }
-        if !deliver() || (messagesRead && !events(.batchTaken)) {
+        if !deliver() {
           // Nothing queued since the read may be written now: not its PUBACK.
           locked {
             holding = false
@@ -342,8 +337,8 @@ final class MosquittoClient: @unchecked Sendable {
           return (
             (
               MOSQ_ERR_CONN_LOST.rawValue,
-              "a received message could not be posted on the bus, or the bus did not "
-                + "confirm it; it was not acknowledged, so the broker sends it again"
+              "a received message could not be posted on the bus; it was not acknowledged, "
+                + "so the broker sends it again"
             ), false
           )
         }

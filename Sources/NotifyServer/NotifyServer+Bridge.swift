@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 import NotifyBridge
 import NotifyCore
 import Synchronization
@@ -9,12 +8,6 @@ import Synchronization
 #elseif canImport(Musl)
   import Musl
 #endif
-
-/// A bridge thread's wait for ``NotifyServer/confirmBridgePosts()``'s round trip.
-private final class BridgeConfirmation: Sendable {
-  let done = DispatchSemaphore(value: 0)
-  let confirmed = Atomic<Bool>(false)
-}
 
 /// What the server keeps for its MQTT bridges.
 struct Bridging {
@@ -51,8 +44,7 @@ extension NotifyServer {
       knownNames: { [weak self] in
         self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
       },
-      log: log,
-      confirmPosts: { [weak self] in self?.confirmBridgePosts() ?? false })
+      log: log)
     let bridge: Bridge
     do {
       bridge = try Bridge(configuration.bridges, host: host, context: context)
@@ -113,29 +105,6 @@ extension NotifyServer {
       return false
     }
   }
-
-  /// Whether the bus has every post sent so far, by a round trip; on the bridge's thread.
-  ///
-  /// The round trip (`org.freedesktop.DBus.Peer.Ping`, 5 s at most) goes on the
-  /// connection that posted what brokers sent: the bus handles a connection's messages
-  /// in order, so its reply means it has every post sent before.
-  func confirmBridgePosts() -> Bool {
-    let answer = BridgeConfirmation()
-    let connection = self.connection
-    Task {
-      do {
-        _ = try await connection.call(Self.bridgeConfirmationPing, timeout: .seconds(5))
-        answer.confirmed.store(true, ordering: .releasing)
-      } catch {}
-      answer.done.signal()
-    }
-    answer.done.wait()
-    return answer.confirmed.load(ordering: .acquiring)
-  }
-
-  private static let bridgeConfirmationPing = Message.methodCall(
-    destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer",
-    member: "Ping")
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger
   /// value, so that every host settles on the same one.

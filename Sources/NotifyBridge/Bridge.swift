@@ -107,6 +107,12 @@ public final class Bridge: Sendable {
     for link in links { link.stop() }
   }
 
+  /// notifyd's bus connection is back: posts what is owed to it (a broker lost this
+  /// bridge's session while the bus was away).
+  public func busReconnected() {
+    for link in links { link.resyncIfOwed() }
+  }
+
   /// Publishes a local post of `name` to every broker that carries it.
   public func post(_ name: NotifyName) {
     send(name, .post)

@@ -36,6 +36,10 @@ final class BrokerLink: Sendable {
     /// The last log line about the connection, so a failing broker logs once per change.
     var lastConnectionLog = ""
     var loggedOverflow = false
+    /// The broker lost this bridge's session and the catch-up posts (one per bridged
+    /// name) are not all made yet: they are made again at the next connection and when
+    /// notifyd's bus is back.
+    var resyncOwed = false
   }
 
   /// The bridge, set once after creation (for the shared origin, counter and filter).
@@ -244,15 +248,38 @@ final class BrokerLink: Sendable {
     if reconnect && !sessionPresent {
       // The broker lost the session, and with it any posts it held for us: deliver each
       // bridged name once, as a bus restart does (Protocol/notify.md).
-      let names = host.knownNames().filter { configuration.scope.contains($0) }
-      if !names.isEmpty {
-        host.log(
-          "\(name): the broker lost this bridge's session; posting the \(names.count) "
-            + "bridged names once, since posts may have been missed")
-      }
-      for name in names { _ = host.post(name) }
+      state.withLock { $0.resyncOwed = true }
     }
+    resyncIfOwed(lostSession: reconnect && !sessionPresent)
     if ready { subscribed() }
+  }
+
+  /// Posts every bridged name notifyd knows once, if the broker lost the session since
+  /// that was last done; what the bus does not take is owed until it does.
+  func resyncIfOwed(lostSession: Bool = false) {
+    guard state.withLock({ $0.resyncOwed }) else { return }
+    let names = host.knownNames().filter { configuration.scope.contains($0) }
+    if lostSession && !names.isEmpty {
+      host.log(
+        "\(name): the broker lost this bridge's session; posting the \(names.count) "
+          + "bridged names once, since posts may have been missed")
+    }
+    guard let unposted = names.firstIndex(where: { !host.post($0) }) else {
+      let owed = state.withLock { state -> Bool in
+        defer { state.resyncOwed = false }
+        return state.resyncOwed
+      }
+      if owed && !lostSession && !names.isEmpty {
+        host.log(
+          "\(name): posted the \(names.count) bridged names owed since the broker lost the "
+            + "session")
+      }
+      return
+    }
+    host.log(
+      "\(name): could not post \(names[unposted]) on the bus (\(names.count - unposted) of the "
+        + "\(names.count) bridged names owed since the broker lost the session); posting them "
+        + "when the bus or the broker is back")
   }
 
   /// Every subscription of the connection is answered: the link is connected, and what

@@ -264,6 +264,8 @@ final class MosquittoClient: @unchecked Sendable {
         _ = events(.disconnected(text: Self.describe(code)))
       }
       waitOrStop(seconds: delay)
+      // The configuration keeps the longest delay at most half the session expiry, so a
+      // message left unacknowledged is still in the broker's session when this is back.
       delay = min(delay * 2, settings.reconnectDelay.upperBound)
     }
     isConnected.store(false, ordering: .releasing)

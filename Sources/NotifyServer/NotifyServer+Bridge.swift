@@ -23,9 +23,18 @@ extension NotifyServer {
     guard !configuration.bridges.isEmpty else { return }
     let own = await connection.uniqueName?.rawValue ?? ""
     bridging.withLock { $0.ownName = own }
+    let connection = self.connection
     _ = await connection.addStateObserver { [weak self] state in
-      self?.bridging.withLock { bridging in
-        if case .connected(let unique) = state { bridging.ownName = unique.rawValue }
+      guard case .connected(let unique) = state, let self else { return }
+      let bridge = self.bridging.withLock { bridging in
+        bridging.ownName = unique.rawValue
+        return bridging.bridge
+      }
+      // After a round trip the connection takes posts (it is told it is connected just
+      // before it does); the observer must not wait.
+      Task {
+        _ = try? await connection.flush()
+        bridge?.busReconnected()
       }
     }
     var hostName = [CChar](repeating: 0, count: 256)

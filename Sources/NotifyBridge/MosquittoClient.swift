@@ -421,18 +421,29 @@ final class MosquittoClient: @unchecked Sendable {
   /// that also leaves `errno` at EAGAIN; a write to `/dev/null` always succeeds and
   /// costs less than one to a socket (1.3 µs less here). The descriptor stays
   /// libmosquitto's, which closes it as before.
+  ///
+  /// Only with a libmosquitto whose client structure is known (``knowsClientLayout``);
+  /// libmosquitto 2.0.11 has no option to go without the pair.
   private static func silenceSocketPair(of handle: OpaquePointer) {
+    guard knowsClientLayout else { return }
     let writeEnd = socketPairWriteEnd(of: handle)
     guard writeEnd >= 0, nullDevice >= 0 else { return }
-    // (dup3, which sets close-on-exec at once, is Glibc's only with _GNU_SOURCE.)
-    guard dup2(nullDevice, writeEnd) == writeEnd else { return }
-    _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+    _ = notifybus_dup_cloexec(nullDevice, writeEnd)
   }
+
+  /// Whether the libmosquitto running is a 2.0 release (tested: 2.0.11, Debian 12), whose
+  /// client structure starts as ``socketPairWriteEnd(of:)`` reads it; any other leaves
+  /// the pair alone.
+  private static let knowsClientLayout: Bool = {
+    var (major, minor, revision): (Int32, Int32, Int32) = (0, 0, 0)
+    _ = mosquitto_lib_version(&major, &minor, &revision)
+    return major == 2 && minor == 0
+  }()
 
   /// The write end of the socket pair libmosquitto keeps for `mosquitto_loop`, or -1.
   ///
   /// libmosquitto has no call that returns it. Its client structure starts, in every
-  /// release from 1.4 to 2.0, with the socket, then the pair's read and write ends
+  /// release from 1.4 to 2.0 (only 2.0 is used: ``knowsClientLayout``), with the socket, then the pair's read and write ends
   /// (`mosq_sock_t sock, sockpairR, sockpairW`); the first is checked against
   /// `mosquitto_socket`, and both ends must be stream sockets of the Unix domain made by
   /// this process, or the pair is left alone (its writes then fail once it is full,

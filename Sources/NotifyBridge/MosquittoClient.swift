@@ -244,6 +244,7 @@ final class MosquittoClient: @unchecked Sendable {
         if heard { delay = settings.reconnectDelay.lowerBound }
         let answered = locked { () -> Bool in
           up = false
+          holding = false
           return self.answered
         }
         let stopped = stopping.load(ordering: .acquiring)
@@ -254,9 +255,10 @@ final class MosquittoClient: @unchecked Sendable {
         {
           _ = events(.disconnected(text: ended.text ?? Self.describe(ended.code)))
         }
-        // A DISCONNECT if the socket still works; its callback reports nothing new.
+        // A DISCONNECT if the socket still works (not after an unpostable message, which
+        // shut it); its callback reports nothing new.
         locked {
-          mosquitto_disconnect_v5(handle, 0, nil)
+          if !ended.shut { mosquitto_disconnect_v5(handle, 0, nil) }
           pending.removeAll()
         }
         if stopped { break }
@@ -290,9 +292,10 @@ final class MosquittoClient: @unchecked Sendable {
     }
   }
 
-  /// Drives the connection until it ends or stop(): returns libmosquitto's last code and
-  /// whether the broker accepted the connection.
-  private func serve() -> (ended: (code: Int32, text: String?), heard: Bool) {
+  /// Drives the connection until it ends or stop(): returns libmosquitto's last code,
+  /// why, whether the socket was shut for an unpostable message, and whether the broker
+  /// accepted the connection.
+  private func serve() -> (ended: (code: Int32, text: String?, shut: Bool), heard: Bool) {
     var heard = false
     var descriptors = [
       pollfd(fd: -1, events: 0, revents: 0),
@@ -303,13 +306,13 @@ final class MosquittoClient: @unchecked Sendable {
     // another thread waits for it at most that long.
     var (socket, wantsWrite) = locked { nextPoll() }
     while !stopping.load(ordering: .acquiring) {
-      guard socket >= 0 else { return ((MOSQ_ERR_CONN_LOST.rawValue, nil), heard) }
+      guard socket >= 0 else { return ((MOSQ_ERR_CONN_LOST.rawValue, nil, false), heard) }
       descriptors[0] = pollfd(
         fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
       descriptors[1].revents = 0
       // At most a second, so that `mosquitto_loop_misc` keeps the connection alive.
       if poll(&descriptors, 2, 1000) < 0 && errno != EINTR {
-        return ((MOSQ_ERR_ERRNO.rawValue, nil), heard)
+        return ((MOSQ_ERR_ERRNO.rawValue, nil, false), heard)
       }
       if descriptors[1].revents != 0 {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
@@ -340,7 +343,7 @@ final class MosquittoClient: @unchecked Sendable {
             (
               MOSQ_ERR_CONN_LOST.rawValue,
               "a received message could not be posted on the bus; it was not acknowledged, "
-                + "so the broker sends it again"
+                + "so the broker sends it again", true
             ), false
           )
         }
@@ -360,9 +363,9 @@ final class MosquittoClient: @unchecked Sendable {
         _ = deliver()
       }
       if isConnected.load(ordering: .acquiring) { heard = true }
-      if code != Self.success { return ((code, nil), heard) }
+      if code != Self.success { return ((code, nil, false), heard) }
     }
-    return ((Self.success, nil), heard)
+    return ((Self.success, nil, false), heard)
   }
 
   /// Reads what the socket has, and over TLS what OpenSSL holds decrypted too; with `io`
@@ -478,13 +481,22 @@ final class MosquittoClient: @unchecked Sendable {
   }
 
   /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released;
-  /// returns whether `events` took every message (it stops at the first it did not).
+  /// returns whether `events` took every message.
+  ///
+  /// After a message it did not take, the later messages are not handed on (none of the
+  /// batch is acknowledged: the broker sends them all again), but the other events are
+  /// (a SUBACK or PUBACK that came in the same read).
   private func deliver() -> Bool {
     defer { delivering.removeAll(keepingCapacity: true) }
-    for event in delivering where !events(event) {
-      if case .message = event { return false }
+    var tookAll = true
+    for event in delivering {
+      if case .message = event {
+        if tookAll && !events(event) { tookAll = false }
+      } else {
+        _ = events(event)
+      }
     }
-    return true
+    return tookAll
   }
 
   /// Whether the broker accepted the current connection.

@@ -30,18 +30,27 @@ public final class Bridge: Sendable {
     public var knownNames: @Sendable () -> [NotifyName]
     /// Writes a log line.
     public var log: @Sendable (String) -> Void
+    /// Starts a round trip on the connection that posted what brokers sent, and calls
+    /// its argument (on any thread, without waiting for it) with whether the bus has
+    /// every post made before it.
+    ///
+    /// Received posts are acknowledged only once it says so: a post handed to a
+    /// connection whose bus dies before routing it is lost without an error.
+    public var confirmPosts: @Sendable (@escaping @Sendable (Bool) -> Void) -> Void
 
     /// Creates a host.
     public init(
       post: @escaping @Sendable (NotifyName) -> Bool,
       restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
       knownNames: @escaping @Sendable () -> [NotifyName],
-      log: @escaping @Sendable (String) -> Void
+      log: @escaping @Sendable (String) -> Void,
+      confirmPosts: @escaping @Sendable (@escaping @Sendable (Bool) -> Void) -> Void
     ) {
       self.post = post
       self.restoreState = restoreState
       self.knownNames = knownNames
       self.log = log
+      self.confirmPosts = confirmPosts
     }
   }
 

@@ -25,12 +25,15 @@ import Synchronization
 /// once `io` is released, so `events` may publish and subscribe.
 ///
 /// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
-/// on the local bus): libmosquitto queues the PUBACK as it reads the PUBLISH, and until
-/// the connection thread has handed the messages read to `events`, publishers only queue
-/// their packets (`holding`), so no other thread writes that PUBACK first. When `events`
-/// does not take a message, the connection ends before anything queued is written: the
-/// broker, which keeps the session, sends every unacknowledged message again after the
-/// reconnection.
+/// on the local bus) and `confirm`'s round trip says the bus has it: libmosquitto queues
+/// the PUBACK as it reads the PUBLISH, and until the connection thread has handed the
+/// messages read to `events` and the round trip is back, publishers only queue their
+/// packets (`holding`) and the thread writes nothing, so no PUBACK goes first. The
+/// thread reads on meanwhile (the broker sends at most its in-flight limit before it
+/// waits for PUBACKs), and a round trip started after the last posts covers them all.
+/// When `events` does not take a message or the bus does not confirm, the connection
+/// ends before anything queued is written: the broker, which keeps the session, sends
+/// every unacknowledged message again after the reconnection.
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
@@ -74,6 +77,16 @@ final class MosquittoClient: @unchecked Sendable {
   /// Returns whether it took the event: `false` for a message that could not be posted,
   /// which then is not acknowledged.
   private let events: @Sendable (Event) -> Bool
+  /// Starts a round trip that confirms the posts `events` made so far, calling its
+  /// argument (on any thread) with whether the bus has them; returns `false`, and calls
+  /// nothing, when there is nothing to confirm.
+  private let confirm: @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
+  /// The answer to the round trip `confirmGeneration` started: the generation times 4,
+  /// plus 1 when confirmed, 2 when not (0 while waiting).
+  private let confirmation = Atomic<Int>(0)
+  /// The round trip in flight (if `confirming`); connection thread only.
+  private var confirmGeneration = 0
+  private var confirming = false
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
@@ -114,10 +127,14 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// - Throws: ``BridgeError`` (`client`) when libmosquitto refuses a setting (a TLS
   ///   file it cannot read, say).
-  init(_ settings: Settings, events: @escaping @Sendable (Event) -> Bool) throws(BridgeError) {
+  init(
+    _ settings: Settings, events: @escaping @Sendable (Event) -> Bool,
+    confirm: @escaping @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
+  ) throws(BridgeError) {
     _ = Self.initialized
     self.settings = settings
     self.events = events
+    self.confirm = confirm
     var ends: [CInt] = [-1, -1]
     guard pipe(&ends) == 0 else {
       throw BridgeError(.client, "cannot make the bridge's wake pipe: \(Self.errnoText())")
@@ -242,6 +259,7 @@ final class MosquittoClient: @unchecked Sendable {
         }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
+        confirming = false
         let answered = locked { () -> Bool in
           up = false
           holding = false
@@ -318,9 +336,18 @@ final class MosquittoClient: @unchecked Sendable {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
       }
+      if confirming {
+        let answer = confirmation.load(ordering: .acquiring)
+        if answer / 4 == confirmGeneration && answer % 4 == 2 {
+          return teardown("the bus did not confirm the posts of received messages")
+        }
+        // Confirmed: what was posted since that round trip started needs one more.
+        if answer / 4 == confirmGeneration && answer % 4 == 1 { startConfirming() }
+      }
       var code = Self.success
       if descriptors[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-        code = locked {
+        let messagesRead: Bool
+        (code, messagesRead) = locked { () -> (Int32, Bool) in
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
@@ -328,27 +355,20 @@ final class MosquittoClient: @unchecked Sendable {
           let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
-          holding = pending[reported...].contains { if case .message = $0 { true } else { false } }
+          holding =
+            confirming
+            || pending[reported...].contains { if case .message = $0 { true } else { false } }
           swap(&pending, &delivering)
-          return read
+          return (read, holding)
         }
-        if !deliver() {
-          // Nothing queued since the read may be written now: not its PUBACK.
-          locked {
-            holding = false
-            up = false
-            shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
-          }
-          return (
-            (
-              MOSQ_ERR_CONN_LOST.rawValue,
-              "a received message could not be posted on the bus; it was not acknowledged, "
-                + "so the broker sends it again", true
-            ), false
-          )
-        }
+        if !deliver() { return teardown("a received message could not be posted on the bus") }
+        if messagesRead && !confirming { startConfirming() }
       }
-      if code == Self.success {
+      if code == Self.success && confirming {
+        // Nothing is written until the bus confirmed: poll to read, not to write.
+        (socket, wantsWrite) = locked { nextPoll() }
+        wantsWrite = false
+      } else if code == Self.success {
         (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
           holding = false
           var result = Self.success
@@ -366,6 +386,35 @@ final class MosquittoClient: @unchecked Sendable {
       if code != Self.success { return ((code, nil, false), heard) }
     }
     return ((Self.success, nil, false), heard)
+  }
+
+  /// Starts a round trip for the posts made so far, if any (`confirming` says).
+  private func startConfirming() {
+    confirmGeneration += 1
+    let generation = confirmGeneration
+    confirming = confirm { [weak self] confirmed in
+      guard let self else { return }
+      self.confirmation.store(generation * 4 + (confirmed ? 1 : 2), ordering: .releasing)
+      self.wake()
+    }
+  }
+
+  /// Ends the connection before anything queued (the batch's PUBACKs) is written.
+  private func teardown(_ why: String) -> (
+    ended: (code: Int32, text: String?, shut: Bool), heard: Bool
+  ) {
+    confirming = false
+    locked {
+      holding = false
+      up = false
+      shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
+    }
+    return (
+      (
+        MOSQ_ERR_CONN_LOST.rawValue,
+        why + "; it was not acknowledged, so the broker sends it again", true
+      ), false
+    )
   }
 
   /// Reads what the socket has, and over TLS what OpenSSL holds decrypted too; with `io`

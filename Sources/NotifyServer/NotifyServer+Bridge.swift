@@ -53,7 +53,11 @@ extension NotifyServer {
       knownNames: { [weak self] in
         self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
       },
-      log: log)
+      log: log,
+      confirmPosts: { [weak self] completion in
+        guard let self else { return completion(false) }
+        self.confirmBridgePosts(completion)
+      })
     let bridge: Bridge
     do {
       bridge = try Bridge(configuration.bridges, host: host, context: context)
@@ -114,6 +118,26 @@ extension NotifyServer {
       return false
     }
   }
+
+  /// Calls `completion` with whether the bus has every post sent so far, after a round
+  /// trip (`org.freedesktop.DBus.Peer.Ping`, 5 s at most) on the connection that posted
+  /// what brokers sent: the bus handles a connection's messages in order, so its reply
+  /// means it has every post sent before.
+  func confirmBridgePosts(_ completion: @escaping @Sendable (Bool) -> Void) {
+    let connection = self.connection
+    Task {
+      do {
+        _ = try await connection.call(Self.bridgeConfirmationPing, timeout: .seconds(5))
+        completion(true)
+      } catch {
+        completion(false)
+      }
+    }
+  }
+
+  private static let bridgeConfirmationPing = Message.methodCall(
+    destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer",
+    member: "Ping")
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger
   /// value, so that every host settles on the same one.

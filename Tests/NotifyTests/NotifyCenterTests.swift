@@ -204,7 +204,11 @@ struct NotifyCenterTests {
       try watcher.cancel(token)
       cancelled.withLock { _ = $0.insert(token) }
       try watcher.cancel(queuedToken)
-      // What ran before the cancel, or had started when it returned, has ended now.
+      // A run the queue had started when the cancel returned may still call the handler
+      // (Protocol/notify.md: only runs not yet started are dropped), and from outside it
+      // looks like one that was waiting: both are over once the queue has run this. What
+      // is checked is that no run comes after that: a cancelled registration whose posts
+      // still reached its queue would show up in the counts at the end.
       queue.sync {}
       runsAtCancel[queuedToken] = runs.withLock { $0[queuedToken] ?? 0 }
     }

@@ -339,7 +339,7 @@ final class MosquittoClient: @unchecked Sendable {
       if confirming {
         let answer = confirmation.load(ordering: .acquiring)
         if answer / 4 == confirmGeneration && answer % 4 == 2 {
-          return teardown("the bus did not confirm the posts of received messages")
+          return teardown("the bus did not confirm the posts of what was received")
         }
         // Confirmed: what was posted since that round trip started needs one more.
         if answer / 4 == confirmGeneration && answer % 4 == 1 { startConfirming() }
@@ -412,7 +412,7 @@ final class MosquittoClient: @unchecked Sendable {
     return (
       (
         MOSQ_ERR_CONN_LOST.rawValue,
-        why + "; it was not acknowledged, so the broker sends it again", true
+        why + "; not acknowledged, so the broker sends it again", true
       ), false
     )
   }

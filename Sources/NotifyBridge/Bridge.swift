@@ -30,13 +30,16 @@ public final class Bridge: Sendable {
     public var knownNames: @Sendable () -> [NotifyName]
     /// Writes a log line.
     public var log: @Sendable (String) -> Void
+    /// Which of notifyd's connections to its bus is the current one (it counts them).
+    public var busConnection: @Sendable () -> UInt64
     /// Starts a round trip on the connection that posted what brokers sent, and calls
-    /// its argument (on any thread, without waiting for it) with whether the bus has
-    /// every post made before it.
+    /// its argument (on any thread, without waiting for it) with ``busConnection`` once
+    /// the bus answered, which means it has every post made before on that connection;
+    /// `nil` when it did not answer.
     ///
     /// Received posts are acknowledged only once it says so: a post handed to a
     /// connection whose bus dies before routing it is lost without an error.
-    public var confirmPosts: @Sendable (@escaping @Sendable (Bool) -> Void) -> Void
+    public var confirmPosts: @Sendable (@escaping @Sendable (UInt64?) -> Void) -> Void
 
     /// Creates a host.
     public init(
@@ -44,12 +47,14 @@ public final class Bridge: Sendable {
       restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
       knownNames: @escaping @Sendable () -> [NotifyName],
       log: @escaping @Sendable (String) -> Void,
-      confirmPosts: @escaping @Sendable (@escaping @Sendable (Bool) -> Void) -> Void
+      busConnection: @escaping @Sendable () -> UInt64,
+      confirmPosts: @escaping @Sendable (@escaping @Sendable (UInt64?) -> Void) -> Void
     ) {
       self.post = post
       self.restoreState = restoreState
       self.knownNames = knownNames
       self.log = log
+      self.busConnection = busConnection
       self.confirmPosts = confirmPosts
     }
   }

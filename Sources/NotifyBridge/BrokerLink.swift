@@ -52,6 +52,9 @@ final class BrokerLink: Sendable {
   struct Unconfirmed {
     var posts = 0
     var stamps: [BridgeStamp] = []
+    /// The earliest of notifyd's bus connections a post may have gone to (read before
+    /// each post): a round trip confirms them only on that same connection.
+    var connection = UInt64.max
   }
 
   /// The bridge, set once after creation (for the shared origin, counter and filter).
@@ -355,6 +358,7 @@ final class BrokerLink: Sendable {
     }
     switch message.content {
     case .post:
+      let connection = host.busConnection()
       guard host.post(message.name) else {
         // Not posted: neither its stamp nor those of the posts not confirmed yet, which
         // are not acknowledged either, may make the broker's redelivery a duplicate.
@@ -370,6 +374,7 @@ final class BrokerLink: Sendable {
       }
       state.withLock { state in
         state.unconfirmed.posts += 1
+        state.unconfirmed.connection = min(state.unconfirmed.connection, connection)
         if let stamp = message.stamp { state.unconfirmed.stamps.append(stamp) }
       }
     case .state(let value, let setTime):
@@ -390,16 +395,21 @@ final class BrokerLink: Sendable {
   /// Starts the round trip that confirms the posts made since the last one (the client
   /// writes their PUBACKs once `completion` says so); `false` when there are none.
   private func confirm(_ completion: @escaping @Sendable (Bool) -> Void) -> Bool {
-    let round = state.withLock { state -> Int? in
+    let started = state.withLock { state -> (round: Int, connection: UInt64)? in
       guard state.unconfirmed.posts > 0 else { return nil }
       state.confirming.posts += state.unconfirmed.posts
       state.confirming.stamps += state.unconfirmed.stamps
+      state.confirming.connection = min(
+        state.confirming.connection, state.unconfirmed.connection)
       state.unconfirmed = Unconfirmed()
       state.round += 1
-      return state.round
+      return (state.round, state.confirming.connection)
     }
-    guard let round else { return false }
-    host.confirmPosts { [weak self] confirmed in
+    guard let (round, connection) = started else { return false }
+    host.confirmPosts { [weak self] answeredOn in
+      // A round trip on a later connection (the bus came back meanwhile) says nothing
+      // of the posts handed to the one before.
+      let confirmed = answeredOn == connection
       guard let self else { return completion(confirmed) }
       let current = self.state.withLock { state -> Bool in
         guard state.round == round else { return false }

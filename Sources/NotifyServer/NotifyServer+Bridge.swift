@@ -15,6 +15,8 @@ struct Bridging {
   /// The server's own unique name: `Posted` signals it sent are never published again
   /// (they are mediated posts, published when made, or posts that came from a broker).
   var ownName = ""
+  /// Counts the connections to the bus, the first one included.
+  var busConnections: UInt64 = 1
 }
 
 extension NotifyServer {
@@ -27,6 +29,7 @@ extension NotifyServer {
     _ = await connection.addStateObserver { [weak self] state in
       guard case .connected(let unique) = state, let self else { return }
       let bridge = self.bridging.withLock { bridging in
+        if bridging.ownName != unique.rawValue { bridging.busConnections += 1 }
         bridging.ownName = unique.rawValue
         return bridging.bridge
       }
@@ -54,8 +57,9 @@ extension NotifyServer {
         self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
       },
       log: log,
+      busConnection: { [weak self] in self?.bridging.withLock { $0.busConnections } ?? 0 },
       confirmPosts: { [weak self] completion in
-        guard let self else { return completion(false) }
+        guard let self else { return completion(nil) }
         self.confirmBridgePosts(completion)
       })
     let bridge: Bridge
@@ -119,18 +123,19 @@ extension NotifyServer {
     }
   }
 
-  /// Calls `completion` with whether the bus has every post sent so far, after a round
-  /// trip (`org.freedesktop.DBus.Peer.Ping`, 5 s at most) on the connection that posted
-  /// what brokers sent: the bus handles a connection's messages in order, so its reply
-  /// means it has every post sent before.
-  func confirmBridgePosts(_ completion: @escaping @Sendable (Bool) -> Void) {
+  /// Calls `completion`, after a round trip (`org.freedesktop.DBus.Peer.Ping`, 5 s at
+  /// most) on the connection that posted what brokers sent, with the count of bus
+  /// connections then (`nil` when the bus did not answer): the bus handles a
+  /// connection's messages in order, so its reply means it has every post sent before on
+  /// that connection.
+  func confirmBridgePosts(_ completion: @escaping @Sendable (UInt64?) -> Void) {
     let connection = self.connection
-    Task {
+    Task { [weak self] in
       do {
         _ = try await connection.call(Self.bridgeConfirmationPing, timeout: .seconds(5))
-        completion(true)
+        completion(self?.bridging.withLock { $0.busConnections })
       } catch {
-        completion(false)
+        completion(nil)
       }
     }
   }

@@ -37,7 +37,7 @@ extension Spool {
     var session = try beginDrain(wait: waitForOtherConsumers)
     do {
       while maxEntries.map({ session.summary.delivered < $0 }) ?? true,
-        let claim = try nextClaim(&session)
+        case .entry(let claim) = try nextClaim(&session, quick: false)
       {
         try handler(claim.entry)
         try complete(claim, in: &session)
@@ -54,9 +54,16 @@ extension Spool {
   /// Hands every pending entry to an asynchronous `handler`; otherwise the same as the
   /// synchronous ``drain(maxEntries:waitForOtherConsumers:_:)``.
   ///
-  /// The file-system work (waiting for the drain lock, claiming, validating, removing and
-  /// flushing) runs on a Dispatch thread, never on the Swift concurrency pool; only the
-  /// handler runs on the caller's executor.
+  /// File-system work that can wait runs on a Dispatch thread, never on the Swift
+  /// concurrency pool: waiting for another consumer's drain lock, flushing
+  /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
+  /// sweeping `tmp/`, creating or flushing a cursor, removing a finished segment (and
+  /// searching it first), setting anything aside, and the first drain of this instance (it
+  /// reads `delivered.keys` whole). A step that only lists the spool's directories, takes
+  /// the free drain lock without waiting, reads a segment's records and writes ids and
+  /// cursors without a flush (all served by the page cache) runs on the caller's executor,
+  /// so a drain woken for one share stored as a record reaches the handler without a thread
+  /// switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -70,26 +77,53 @@ extension Spool {
     _ handler: (SpoolEntry) async throws -> Void
   ) async throws -> DrainSummary {
     let limit = maxEntries
-    // One hop to a Dispatch thread per entry: completing an entry and claiming the next
-    // are one step, and so are beginning the drain and claiming the first.
-    let (session, first) = try await runBlocking { () throws(ContainerError) in
-      var session = try self.beginDrain(wait: waitForOtherConsumers)
-      let claim = (limit.map { $0 > 0 } ?? true) ? try self.nextClaim(&session) : nil
-      return (session, claim)
+    let wanted = limit.map { $0 > 0 } ?? true
+    // At most one hop to a Dispatch thread per entry, none when the step is quick:
+    // completing an entry and claiming the next are one step, and so are beginning the
+    // drain and claiming the first.
+    let session: DrainSession
+    var next: NextClaim
+    if let quick = try beginQuickly(wait: waitForOtherConsumers) {
+      session = quick
+      var state = quick
+      next = wanted ? try nextClaim(&state, quick: true) : .end
+    } else {
+      (session, next) = try await runBlocking { () throws(ContainerError) in
+        var session = try self.beginDrain(wait: waitForOtherConsumers)
+        return (session, wanted ? try self.nextClaim(&session, quick: false) : .end)
+      }
     }
-    var claim = first
     do {
-      while let current = claim {
-        try await handler(current.entry)
-        claim = try await runBlocking { () throws(ContainerError) in
-          var state = session
-          try self.complete(current, in: &state)
-          guard limit.map({ state.summary.delivered < $0 }) ?? true else {
-            try self.settle(&state)
-            return nil
+      while true {
+        if case .slow = next {
+          next = try await runBlocking { () throws(ContainerError) in
+            var state = session
+            return try self.nextClaim(&state, quick: false)
           }
-          // Settles before it reports the end (nothing left to list).
-          return try self.nextClaim(&state)
+        }
+        guard case .entry(let current) = next else { break }
+        try await handler(current.entry)
+        var state = session
+        if completesQuickly(current) {
+          try complete(current, in: &state)
+          if limit.map({ state.summary.delivered < $0 }) ?? true {
+            next = try nextClaim(&state, quick: true)
+          } else {
+            if settleFlushes(state) {
+              try await runBlocking { () throws(ContainerError) in
+                var state = session
+                try self.settle(&state)
+              }
+            } else {
+              try settle(&state)
+            }
+            next = .end
+          }
+        } else {
+          next = try await runBlocking { () throws(ContainerError) in
+            var state = session
+            return try self.finish(current, in: &state, limit: limit)
+          }
         }
       }
     } catch {
@@ -150,15 +184,18 @@ final class DrainSession: @unchecked Sendable {
   var attempted: Set<String> = []
   /// The segments this drain has read, by name.
   var segments: [String: SegmentProgress] = [:]
-  /// Entries handed over whose ids are written to `delivered.keys` but not yet flushed; they
-  /// are removed (files) or passed (records) after the flush (``Spool/settle(_:)``).
-  var unsettled: [(raw: String, source: Source)] = []
+  /// Files handed over whose ids are written to `delivered.keys` but not yet flushed, by
+  /// their `cur/` names: removed after the flush (``Spool/settle(_:)``).
+  var unsettled: [String] = []
 
   /// Whether `cur/` was listed: only a consumer holding `drain.lock` adds to it, so one
   /// listing per drain finds everything left there.
   var listedClaimed = false
   /// The segments this drain has read; the first read hands over what earlier drains left.
   var visited: Set<String> = []
+  /// A quick listing left out work that can wait (``Spool/refillSegments(_:quick:)``): the
+  /// drain goes on with a step that may wait before it ends.
+  var deferred = false
   private let spool: Spool
 
   init(lock: consuming FileDescriptor, spool: Spool, segments: [String: SegmentProgress]) {
@@ -205,14 +242,42 @@ extension Spool {
     return session
   }
 
+  /// Begins a drain on the caller's thread when that cannot wait: the drain lock is free and
+  /// neither a sweep of `tmp/` nor a first read of `delivered.keys` is due.
+  ///
+  /// - Returns: `nil` when the drain must begin on a Dispatch thread.
+  /// - Throws: `busy` when another drain holds the lock and `wait` is `false`.
+  func beginQuickly(wait: Bool) throws(ContainerError) -> DrainSession? {
+    guard !staleSweepWouldBeDue(), delivered.withLock({ $0.isLoaded }) else { return nil }
+    do {
+      return try beginDrain(wait: false)
+    } catch  where error.code == .busy && wait {
+      return nil
+    }
+  }
+
+  private func staleSweepInterval() -> UInt64 {
+    let age = limits.staleTemporaryAge.components
+    let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
+    return UInt64(min(60_000_000_000, ageNanoseconds))
+  }
+
+  /// Whether ``staleSweepIsDue()`` would sweep now, without taking the turn.
+  private func staleSweepWouldBeDue() -> Bool {
+    let now = DispatchTime.now().uptimeNanoseconds
+    let interval = staleSweepInterval()
+    return lastStaleSweep.withLock { last in
+      guard let last else { return true }
+      return now >= last && now - last >= interval
+    }
+  }
+
   /// Whether a drain should sweep `tmp/`: the first drain of this instance, then at most
   /// once a minute (or once per ``SpoolLimits/staleTemporaryAge`` when shorter), so a
   /// drain woken for each share does not list `tmp/` each time.
   private func staleSweepIsDue() -> Bool {
     let now = DispatchTime.now().uptimeNanoseconds
-    let age = limits.staleTemporaryAge.components
-    let ageNanoseconds = max(0, age.seconds) * 1_000_000_000 + age.attoseconds / 1_000_000_000
-    let interval = UInt64(min(60_000_000_000, ageNanoseconds))
+    let interval = staleSweepInterval()
     return lastStaleSweep.withLock { last in
       // `now < last`: another thread swept after this one read the clock.
       if let last, now < last || now - last < interval { return false }
@@ -223,7 +288,8 @@ extension Spool {
 
   /// Lists `cur/`, `new/` and the segments again, keeping what this drain has not tried
   /// yet, sorted.
-  private func refill(_ session: inout DrainSession) throws(ContainerError) {
+  private func refill(_ session: inout DrainSession, quick: Bool) throws(ContainerError) {
+    session.deferred = false
     var items: [DrainSession.Item] = []
     if !session.listedClaimed {
       session.listedClaimed = true
@@ -234,7 +300,7 @@ extension Spool {
     for raw in try incomingLister.entries() where !session.attempted.contains(raw) {
       items.append((SpoolEntryName(raw), raw, .incoming))
     }
-    items += try refillSegments(session)
+    items += try refillSegments(session, quick: quick)
     items.sort { lhs, rhs in
       switch (lhs.name, rhs.name) {
       case (let left?, let right?): return left < right
@@ -246,22 +312,43 @@ extension Spool {
     session.queue = items.reversed()
   }
 
+  /// What ``nextClaim(_:quick:)`` found.
+  enum NextClaim {
+    /// The next entry, claimed, validated and ready for the handler.
+    case entry(Claim)
+    /// Nothing is left.
+    case end
+    /// A quick step stopped before work that can wait: go on with a step that may wait.
+    case slow
+  }
+
   /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
-  func nextClaim(_ session: inout DrainSession) throws(ContainerError) -> Claim? {
+  ///
+  /// - Parameter quick: Stop (``NextClaim/slow``) before anything that can wait: a flush or
+  ///   compaction of `delivered.keys`, a cursor to create or flush, a file entry (claimed,
+  ///   validated and removed as files), damaged bytes to copy aside, a segment to remove
+  ///   (searched first) or set aside, when the listing has nothing else.
+  func nextClaim(_ session: inout DrainSession, quick: Bool) throws(ContainerError) -> NextClaim {
     while true {
       if session.queue.isEmpty {
-        // The listing is used up: what this drain handed over so far becomes durable
-        // before the next listing (and before an idle spool ends the drain).
+        // The listing is used up: files handed over so far are flushed and removed, and the
+        // cursors written, before the next listing (and before an idle spool ends the drain).
+        if quick, settleFlushes(session) { return .slow }
         try settle(&session)
-        try refill(&session)
-        if session.queue.isEmpty { return nil }
+        try refill(&session, quick: quick)
+        if session.queue.isEmpty { return session.deferred ? .slow : .end }
       }
+      if quick, !isQuick(session.queue.last!, in: session) { return .slow }
       let item = session.queue.removeLast()
       if case .record(let segment, let index) = item.source {
-        if let claim = try claimRecord(item.raw, segment: segment, index: index, in: session) {
-          return claim
+        switch try claimRecord(item.raw, segment: segment, index: index, in: session, quick: quick)
+        {
+        case .entry(let claim): return .entry(claim)
+        case .slow:
+          session.queue.append(item)  // Claimed again by the step that may wait.
+          return .slow
+        case .end: continue
         }
-        continue
       }
       session.attempted.insert(item.raw)
       if case .claimed = item.source {
@@ -286,8 +373,8 @@ extension Spool {
         continue
       }
       do {
-        return Claim(
-          raw: item.raw, source: item.source, entry: try validate(item.raw, name: name))
+        return .entry(
+          Claim(raw: item.raw, source: item.source, entry: try validate(item.raw, name: name)))
       } catch let failure as SpoolEntryFormat.Failure {
         setAside(item.raw, from: claimed, reason: failure.reason, in: session)
       } catch let error as ContainerError {
@@ -298,26 +385,75 @@ extension Spool {
     }
   }
 
+  /// Whether claiming `item` is quick: a record whose segment is known, not damaged bytes.
+  private func isQuick(_ item: DrainSession.Item, in session: DrainSession) -> Bool {
+    guard case .record(let segment, let index) = item.source else { return false }
+    return session.segments[segment].map { $0.records[index].damage == nil } ?? true
+  }
+
+  /// Whether ``settle(_:)`` would flush or compact `delivered.keys`, or create or flush a
+  /// cursor, now.
+  private func settleFlushes(_ session: DrainSession) -> Bool {
+    !session.unsettled.isEmpty
+      || delivered.withLock { $0.unflushedKeys >= Self.settleBatch || $0.isOverCapacity }
+      || session.segments.values.contains { $0.advanceFlushes(flushEvery: cursorFlushEvery) }
+  }
+
+  /// How many records a cursor passes between its flushes: half the ids `delivered.keys`
+  /// keeps (`Protocol/container.md` §4.9).
+  private var cursorFlushEvery: Int { max(1, limits.deliveredIDCapacity / 2) }
+
+  /// Completes an entry the handler accepted and claims the next (or settles when the limit
+  /// is reached).
+  func finish(_ claim: Claim, in session: inout DrainSession, limit: Int?) throws(ContainerError)
+    -> NextClaim
+  {
+    try complete(claim, in: &session)
+    guard limit.map({ session.summary.delivered < $0 }) ?? true else {
+      try settle(&session)
+      return .end
+    }
+    // Settles before it reports the end (nothing left to list).
+    return try nextClaim(&session, quick: false)
+  }
+
+  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id.
+  func completesQuickly(_ claim: Claim) -> Bool {
+    guard case .record = claim.source else { return false }
+    return delivered.withLock { $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity }
+  }
+
   /// Claims a segment's record.
   ///
   /// Drops it when its id was delivered, sets it aside when it no longer reads back valid,
   /// else reads it. Records are not moved: the cursor passes them once their ids are
   /// flushed.
+  ///
+  /// - Parameter quick: Leave a record that no longer reads back valid (its copy to
+  ///   `corrupt/` can wait) to a step that may wait: ``NextClaim/slow``.
+  /// - Returns: The claim, or ``NextClaim/end`` when there is none (go on with the next
+  ///   item).
   private func claimRecord(
-    _ raw: String, segment: String, index: Int, in session: DrainSession
-  ) throws(ContainerError) -> Claim? {
-    guard let progress = session.segments[segment] else { return nil }
+    _ raw: String, segment: String, index: Int, in session: DrainSession, quick: Bool
+  ) throws(ContainerError) -> NextClaim {
+    guard let progress = session.segments[segment] else { return .end }
     let record = progress.records[index]
+    if let damage = record.damage {
+      setAsideDamage(segment, index: index, reason: damage, of: progress, in: session)
+      return .end
+    }
     if delivered.withLock({ $0.contains(record.id) }) {
       progress.records[index].done = true
       progress.changed = true
       session.summary.duplicates += 1
-      return nil
+      return .end
     }
     do {
       let entry = try readRecord(record, of: progress)
-      return Claim(raw: raw, source: .record(segment: segment, index: index), entry: entry)
+      return .entry(
+        Claim(raw: raw, source: .record(segment: segment, index: index), entry: entry))
     } catch let failure as SpoolEntryFormat.Failure {
+      if quick { return .slow }
       let copy = "\(segment).\(record.offset)"
       var error = ContainerError(
         code: .corruptFile, path: corrupt.childPath(copy),
@@ -332,7 +468,7 @@ extension Spool {
       progress.records[index].done = true
       progress.changed = true
       session.summary.setAside.append(error)
-      return nil
+      return .end
     } catch let error as ContainerError {
       throw error
     } catch {
@@ -340,48 +476,117 @@ extension Spool {
     }
   }
 
-  /// The most entries handed over before their ids are flushed and the entries removed.
-  static var settleBatch: Int { 64 }
-
-  /// Records the id as delivered; the entry is removed once the record is flushed.
-  ///
-  /// The record is written at once, so a consumer process that is killed from here on never
-  /// hands the entry over again; it is flushed (one `fdatasync` for up to ``settleBatch``
-  /// entries) by ``settle(_:)``, and only then is the entry removed.
-  func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
-    _ = try delivered.withLock { (log) throws(ContainerError) in
-      try log.insert([claim.entry.id], flush: false)
+  /// Copies damaged bytes a reader resumed past to `corrupt/<segment>.<offset>` and reports
+  /// them; the cursor passes them like a finished record.
+  private func setAsideDamage(
+    _ segment: String, index: Int, reason: String, of progress: SegmentProgress,
+    in session: DrainSession
+  ) {
+    let range = progress.records[index]
+    let copy = "\(segment).\(range.offset)"
+    var error = ContainerError(
+      code: .corruptFile, path: corrupt.childPath(copy),
+      message: "Spool segment '\(segment)' in '\(path)' has \(range.length) damaged bytes at "
+        + "offset \(range.offset) (\(reason)); they were copied to 'corrupt/' and the records "
+        + "after them were delivered.")
+    do {
+      // A window at a time: the range may be most of a hostile file of any size.
+      let end = range.offset + Int64(range.length)
+      try corrupt.replaceFile(copy) { (out) throws(ContainerError) in
+        var at = range.offset
+        while at < end {
+          let bytes = try progress.file.read(
+            count: Int(min(Int64(SpoolSegmentReader.window), end - at)), at: at)
+          guard !bytes.isEmpty else { break }
+          try out.writeAll(bytes)
+          at += Int64(bytes.count)
+        }
+      }
+    } catch let failure {
+      error.message += " Copying them failed: \(failure.message)"
     }
-    session.unsettled.append((claim.raw, claim.source))
-    session.summary.delivered += 1
-    if session.unsettled.count >= Self.settleBatch { try settle(&session) }
+    progress.records[index].done = true
+    progress.changed = true
+    session.summary.setAside.append(error)
   }
 
-  /// Flushes the ids written since the last flush, then removes their entries (files) or
-  /// moves the cursors past them (records).
+  /// The most ids written to `delivered.keys` before they are flushed: the most entries a
+  /// machine crash can make a drain hand over again (`Protocol/container.md` §4.6).
+  static var settleBatch: Int { 64 }
+
+  /// Records the id as delivered; a file is removed once the id is flushed, a record's
+  /// cursor passes it at once.
+  ///
+  /// The id is written at once, so a consumer process that is killed from here on never
+  /// hands the entry over again. It is flushed (one `fdatasync` for up to ``settleBatch``
+  /// ids) by ``settle(_:)``: when that many are waiting, and before files are removed.
+  /// A record needs no flush before its cursor passes it: a machine crash that loses the id
+  /// either keeps the cursor (the record is not read again) or sets it back too (the record
+  /// is handed over again, one of at most ``settleBatch``). So a drain woken for one share
+  /// stored as a record flushes nothing.
+  func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
+    let waiting = try delivered.withLock { (log) throws(ContainerError) in
+      _ = try log.insert([claim.entry.id], flush: false, compacting: false)
+      return log.unflushedKeys
+    }
+    session.summary.delivered += 1
+    switch claim.source {
+    case .record(let segment, let index):
+      session.segments[segment]?.records[index].done = true
+      session.segments[segment]?.changed = true
+    case .incoming, .claimed:
+      session.unsettled.append(claim.raw)
+    }
+    if waiting >= Self.settleBatch { try settle(&session) }
+  }
+
+  /// Flushes the ids written since the last flush when files wait for it or
+  /// ``settleBatch`` ids are waiting, then removes those files; moves the cursors past the
+  /// records delivered.
   func settle(_ session: inout DrainSession) throws(ContainerError) {
-    if !session.unsettled.isEmpty {
+    let flushDue =
+      !session.unsettled.isEmpty || delivered.withLock { $0.unflushedKeys >= Self.settleBatch }
+    if flushDue {
       try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
-      for (raw, source) in session.unsettled {
-        switch source {
-        case .record(let segment, let index):
-          session.segments[segment]?.records[index].done = true
-          session.segments[segment]?.changed = true
-        case .incoming, .claimed:
-          // Unlinked directly: a single-file entry costs no status call.
-          do {
-            try claimed.remove(raw)
-          } catch  where error.cause?.errno == EISDIR {
-            try claimed.removeTree(raw)
-          }
+      for raw in session.unsettled {
+        // Unlinked directly: a single-file entry costs no status call.
+        do {
+          try claimed.remove(raw)
+        } catch  where error.cause?.errno == EISDIR {
+          try claimed.removeTree(raw)
         }
       }
       session.unsettled = []
     }
-    let flushEvery = max(1, limits.deliveredIDCapacity / 2)
     for (name, progress) in session.segments {
-      try progress.advance(name: name, in: segments, flushEvery: flushEvery)
+      try progress.advance(name: name, in: segments, flushEvery: cursorFlushEvery)
     }
+    if delivered.withLock({ $0.isOverCapacity }) {
+      try makeFinishedDurable()
+      try delivered.withLock { (log) throws(ContainerError) in try log.compact() }
+    }
+  }
+
+  /// Makes every cursor and removal durable before `delivered.keys` forgets its oldest ids
+  /// (`Protocol/container.md` §4.6): a cursor or removal that a machine crash undid would
+  /// otherwise hand over again, as new, entries whose ids the log no longer holds.
+  ///
+  /// Flushes every cursor file (those of earlier consumers too: their writes may still be
+  /// only in the page cache), then `segments/` (removed segments and cursors), `cur/` and
+  /// `new/` (removed and claimed entries).
+  private func makeFinishedDurable() throws(ContainerError) {
+    for name in try segments.entries() where name.hasSuffix(".pos") {
+      let segment = String(name.dropLast(".pos".count)) + ".seg"
+      do {
+        try SpoolSegmentReader.openCursor(of: segment, in: segments, flags: O_RDONLY)?
+          .syncData()
+      } catch  where error.code == .wrongFileType {
+        continue  // Not a cursor: set aside when its segment is read.
+      }
+    }
+    try segments.sync()
+    try claimed.sync()
+    try incoming.sync()
   }
 
   func setAside(
@@ -398,8 +603,11 @@ extension Spool {
         attempt += 1
         target = raw + "~\(attempt)"
       }
-      _ = try source.rename(raw, to: corrupt, as: target, replace: false)
-      error.path = corrupt.childPath(target)
+      if try source.rename(raw, to: corrupt, as: target, replace: false) {
+        error.path = corrupt.childPath(target)
+      } else {
+        error.message += " Moving it failed too: it, or 'corrupt/', is gone."
+      }
     } catch let failure {
       error.message += " Moving it failed too: \(failure.message)"
     }

@@ -42,8 +42,7 @@ extension Spool {
     payload: some Sequence<UInt8>, attachments: [SpoolAttachment] = [], id: String? = nil,
     whenVisible: () -> Void = {}
   ) throws(ContainerError) -> String {
-    let id = id ?? Self.randomID()
-    try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
+    let id = try checkedID(id)
     var names = Set<String>()
     for attachment in attachments {
       try SafeName.checkAttachment(attachment.name)
@@ -60,13 +59,7 @@ extension Spool {
           + "not \(attachments.count).")
     }
     let payload = Array(payload)
-    let usage = try quotaUsage()
-    guard usage.entries < limits.maximumEntries else {
-      throw ContainerError(
-        code: .quotaExceeded, path: incoming.path,
-        message: "The spool '\(name)' already holds \(usage.entries) entries, its limit "
-          + "(SpoolLimits.maximumEntries = \(limits.maximumEntries)). Drain it first.")
-    }
+    let usage = try entryQuotaUsage()
 
     if attachments.isEmpty {
       let time = Self.nextEnqueueTime()
@@ -131,6 +124,63 @@ extension Spool {
       try? temporary.removeItem(scratch)
       throw error
     }
+  }
+
+  /// Enqueues an entry without attachments as a record, on the caller's thread, up to its
+  /// flush: the first half of ``enqueue(payload:attachments:id:whenVisible:)``.
+  ///
+  /// Does only what cannot wait: checks the id and the quotas, encodes the entry and writes
+  /// it with one `pwrite` into the segment this instance holds. The entry is then readable by
+  /// consumers but not durable; ``commit(_:)`` (which flushes, so off the concurrency pool)
+  /// makes it durable.
+  ///
+  /// - Returns: The record to commit; `nil` when nothing was written because the entry must
+  ///   be enqueued the usual way: it is too large for a record, or a segment must first be
+  ///   adopted or created.
+  /// - Throws: As ``enqueue(payload:attachments:id:whenVisible:)``; nothing was written.
+  package func writeRecord(payload: some Sequence<UInt8>, id: String?) throws(ContainerError)
+    -> PendingRecord?
+  {
+    let id = try checkedID(id)
+    let payload = Array(payload)
+    let usage = try entryQuotaUsage()
+    let bytes = SpoolEntryFormat.encode(
+      enqueueTime: Self.nextEnqueueTime(), id: id, attachments: [], payload: payload)
+    guard bytes.count <= SpoolSegmentFormat.maximumSegmentEntry else { return nil }
+    try checkByteQuota(adding: Int64(bytes.count), to: usage)
+    guard let segment = try segmentWriter.writeQuickly(SpoolSegmentFormat.frame(bytes)) else {
+      return nil
+    }
+    return PendingRecord(id: id, bytes: Int64(bytes.count), segment: segment)
+  }
+
+  /// Makes a record that ``writeRecord(payload:id:)`` wrote durable.
+  ///
+  /// One `fdatasync` of its segment, perhaps shared with other threads. Only when this returns is the entry
+  /// enqueued (a failure leaves it readable, as ``enqueue(payload:attachments:id:whenVisible:)``
+  /// does).
+  package func commit(_ record: PendingRecord) throws(ContainerError) {
+    try segmentWriter.commit(record.segment)
+    noteEnqueued(bytes: record.bytes)
+  }
+
+  /// The id to store: `id`, checked, or a random one.
+  private func checkedID(_ id: String?) throws(ContainerError) -> String {
+    let id = id ?? Self.randomID()
+    try SafeName.checkPortable(id, kind: "entry id", limit: SpoolEntryFormat.maximumIDLength)
+    return id
+  }
+
+  /// The pending usage, when the entry limit leaves room for one more.
+  private func entryQuotaUsage() throws(ContainerError) -> UsageSnapshot {
+    let usage = try quotaUsage()
+    guard usage.entries < limits.maximumEntries else {
+      throw ContainerError(
+        code: .quotaExceeded, path: incoming.path,
+        message: "The spool '\(name)' already holds \(usage.entries) entries, its limit "
+          + "(SpoolLimits.maximumEntries = \(limits.maximumEntries)). Drain it first.")
+    }
+    return usage
   }
 
   private func checkByteQuota(adding total: Int64, to usage: UsageSnapshot)
@@ -209,4 +259,12 @@ extension Spool {
     try file.syncData()
     return SpoolEntryFormat.Attachment(name: attachment.name, size: size, checksum: crc.value)
   }
+}
+
+/// A record written by ``Spool/writeRecord(payload:id:)`` and not yet flushed.
+package struct PendingRecord: Sendable {
+  /// The entry's id.
+  package let id: String
+  let bytes: Int64
+  let segment: OpenSegment
 }

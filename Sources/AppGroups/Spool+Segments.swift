@@ -21,6 +21,8 @@ final class SegmentProgress: @unchecked Sendable {
     var length: Int
     var enqueueTime: Int64
     var id: String
+    /// Not a record: damaged bytes the reader resumed past, and why the records stopped.
+    var damage: String? = nil
     var done = false
   }
 
@@ -31,7 +33,6 @@ final class SegmentProgress: @unchecked Sendable {
   var cursor: SpoolCursor
   /// Where the valid records found so far end.
   var scannedEnd: Int64
-  var tail: SpoolSegmentFormat.Tail = .zeros
   /// Records finished since the cursor was last written.
   var changed = false
   var position: FileDescriptor?
@@ -42,21 +43,31 @@ final class SegmentProgress: @unchecked Sendable {
     self.scannedEnd = cursor.offset
   }
 
-  /// Reads the records past ``scannedEnd``, in chunks, up to the zeros written ahead.
+  /// Reads the records past ``scannedEnd``, in chunks, up to the zeros written ahead,
+  /// resuming past damage where the framing allows (or, with `released`, where a valid
+  /// record follows it: `Protocol/container.md` §4.9).
   ///
-  /// - Returns: The indices of the records found.
-  func scanMore() throws(ContainerError) -> Range<Int> {
+  /// - Parameter released: No producer holds the segment (this drain has its lock).
+  /// - Returns: The indices of the records found, and of the damaged ranges passed.
+  func scanMore(released: Bool = false) throws(ContainerError) -> Range<Int> {
     let size = Int64(try file.status().st_size)
     guard scannedEnd < size else { return records.count..<records.count }
     var found: [Entry] = []
-    let scan = try SpoolSegmentReader.scan(file, from: scannedEnd, size: size) { record in
-      found.append(
-        Entry(
-          offset: Int64(record.offset), length: record.length,
-          enqueueTime: record.enqueueTime, id: record.id))
-    }
+    let scan = try SpoolSegmentReader.scanResuming(
+      file, from: scannedEnd, size: size, released: released,
+      found: { record in
+        found.append(
+          Entry(
+            offset: Int64(record.offset), length: record.length,
+            enqueueTime: record.enqueueTime, id: record.id))
+      },
+      damaged: { range, reason in
+        found.append(
+          Entry(
+            offset: range.lowerBound, length: Int(range.upperBound - range.lowerBound),
+            enqueueTime: 0, id: "", damage: reason))
+      })
     scannedEnd = scan.end
-    tail = scan.tail
     records += found
     return records.count - found.count..<records.count
   }
@@ -67,6 +78,17 @@ final class SegmentProgress: @unchecked Sendable {
   func cursorIsCurrent() throws(ContainerError) -> Bool? {
     guard position != nil else { return nil }
     return SpoolCursor(try position!.read(count: SpoolCursor.size + 1, at: 0)) == cursor
+  }
+
+  /// Whether ``advance(name:in:flushEvery:)`` would flush now: it would create the cursor
+  /// file (an `fdatasync` and an `fsync` of `segments/`; counted as soon as this instance has
+  /// no cursor file open for it) or its count of passed records would reach `flushEvery`.
+  func advanceFlushes(flushEvery: Int) -> Bool {
+    guard changed else { return false }
+    var passed = next
+    while passed < records.count, records[passed].done { passed += 1 }
+    guard passed > next else { return false }
+    return position == nil || Int(cursor.unflushed) + (passed - next) >= flushEvery
   }
 
   /// Moves the cursor past the finished records at its front and writes it.
@@ -89,9 +111,16 @@ final class SegmentProgress: @unchecked Sendable {
     if flush { cursor.unflushed = 0 }
     var created = false
     if position == nil {
-      let fileName = Spool.positionName(of: name)
-      created = try segments.status(of: fileName) == nil
-      position = try segments.openFile(fileName, flags: O_RDWR, create: true)
+      created = try segments.status(of: Spool.positionName(of: name)) == nil
+      do {
+        position = try SpoolSegmentReader.openCursor(
+          of: name, in: segments, flags: O_RDWR, create: true)
+      } catch  where error.code == .wrongFileType {
+        // A cursor that is not a file, and that could not be set aside: no cursor is
+        // written, so the next drain reads the segment from its first record and drops what
+        // `delivered.keys` holds as duplicates.
+        return
+      }
     }
     try position!.writeAll(cursor.bytes, at: 0)
     if flush || created {
@@ -112,7 +141,7 @@ extension Spool {
     }
     for (name, progress) in kept {
       var current = try progress.cursorIsCurrent()
-      if current == nil { current = try cursor(of: name) == progress.cursor }
+      if current == nil { current = try? cursor(of: name) == progress.cursor }
       if current != true { kept[name] = nil }
     }
     return kept
@@ -130,12 +159,38 @@ extension Spool {
 
   /// Opens a segment for reading, or `nil` when it is gone.
   ///
-  /// - Throws: `wrongFileType` when it is not a regular file.
-  func openSegment(_ name: String) throws(ContainerError) -> SegmentProgress? {
+  /// A cursor file that is not a regular file is set aside (the drain starts at the first
+  /// record and drops what `delivered.keys` holds as duplicates); when setting it aside
+  /// fails, the drain starts at the first record all the same (the segment is valid).
+  ///
+  /// - Throws: `wrongFileType` when the segment is not a regular file.
+  ///
+  /// - Parameter quick: Leave a cursor that is not a regular file for a drain step that may
+  ///   wait (returns `nil` and sets ``DrainSession/deferred``).
+  func openSegment(_ name: String, in session: DrainSession, quick: Bool = false)
+    throws(ContainerError) -> SegmentProgress?
+  {
     guard let file = try SpoolSegmentReader.open(name, in: segments, flags: O_RDONLY) else {
       return nil
     }
-    return SegmentProgress(file: file, cursor: try cursor(of: name))
+    let start: SpoolCursor
+    do {
+      start = try cursor(of: name)
+    } catch  where error.code == .wrongFileType {
+      if quick {
+        session.deferred = true
+        return nil
+      }
+      setAside(
+        Self.positionName(of: name), from: segments, reason: "the cursor is not a regular file",
+        in: session)
+      do {
+        start = try cursor(of: name)
+      } catch  where error.code == .wrongFileType {
+        start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
+      }
+    }
+    return SegmentProgress(file: file, cursor: start)
   }
 
   /// Entries and bytes pending in segments: the records from each cursor on, counted by
@@ -151,7 +206,13 @@ extension Spool {
         continue  // Not a segment: the next drain sets it aside.
       }
       guard let file = opened else { continue }
-      let start = try cursor(of: name).offset
+      // A cursor that is not a file counts from the first record (a drain sets it aside).
+      let start: Int64
+      do {
+        start = try cursor(of: name).offset
+      } catch  where error.code == .wrongFileType {
+        start = Int64(SpoolSegmentFormat.headerSize)
+      }
       let size = Int64(try file.status().st_size)
       guard size > start else { continue }
       let counted = try SpoolSegmentReader.countFrames(file, from: start, size: size)
@@ -163,7 +224,15 @@ extension Spool {
 
   /// Lists the segments and returns the records of each that this drain has not seen;
   /// removes the segments that are finished (every record done, no producer holding it).
-  func refillSegments(_ session: DrainSession) throws(ContainerError) -> [DrainSession.Item] {
+  ///
+  /// - Parameter quick: Leave out what can wait (sets ``DrainSession/deferred``): removing a
+  ///   finished segment (and searching it once released), a cursor whose segment is gone,
+  ///   and a segment not read before by this drain that needs something set aside. None of
+  ///   them holds a record to hand over that this listing would otherwise miss, except a
+  ///   segment whose cursor is not a regular file (read by the next, unhurried listing).
+  func refillSegments(_ session: DrainSession, quick: Bool = false) throws(ContainerError)
+    -> [DrainSession.Item]
+  {
     let names = try segmentsLister.entries()
     let present = Set(names)
     for name in session.segments.keys where !present.contains(name) {
@@ -173,7 +242,11 @@ extension Spool {
     for name in names where name.hasSuffix(".pos") {
       // The cursor of a segment removed by a consumer that stopped before removing it.
       if !present.contains(String(name.dropLast(".pos".count)) + ".seg") {
-        try segments.remove(name)
+        if quick {
+          session.deferred = true
+          continue
+        }
+        try removeCursor(name, in: session)
       }
     }
     for name in names where name.hasSuffix(".seg") {
@@ -183,18 +256,28 @@ extension Spool {
       } else {
         let opened: SegmentProgress
         do {
-          guard let segment = try openSegment(name) else { continue }
+          guard let segment = try openSegment(name, in: session, quick: quick) else {
+            continue
+          }
           opened = segment
         } catch  where error.code == .wrongFileType {
+          if quick {
+            session.deferred = true
+            continue
+          }
           setAside(name, from: segments, reason: "it is not a regular file", in: session)
-          try segments.remove(Self.positionName(of: name))
+          try removeCursor(Self.positionName(of: name), in: session)
           continue
         }
         let header = try opened.file.read(count: SpoolSegmentFormat.headerSize, at: 0)
         if let problem = SpoolSegmentFormat.headerProblem(header) {
+          if quick {
+            session.deferred = true
+            continue
+          }
           // Segments are complete when renamed in: a bad header is damage.
           setAside(name, from: segments, reason: "its header is not valid: \(problem)", in: session)
-          try segments.remove(Self.positionName(of: name))
+          try removeCursor(Self.positionName(of: name), in: session)
           continue
         }
         progress = opened
@@ -207,8 +290,15 @@ extension Spool {
       if fresh.isEmpty, progress.next == progress.records.count,
         try progress.file.lock(exclusive: true, wait: false)
       {
-        // No producer holds it: nothing more can be appended after this scan.
-        fresh = try progress.scanMore()
+        if quick {
+          // Finished, and no producer holds it: its search and removal can wait.
+          progress.file.unlock()
+          session.deferred = true
+          continue
+        }
+        // No producer holds it: nothing more can be appended after this scan, and what
+        // ends the records is damage or the torn tail of a write a crash cut short.
+        fresh = try progress.scanMore(released: true)
         if fresh.isEmpty {
           try retire(name, progress, in: session)
           continue
@@ -218,37 +308,40 @@ extension Spool {
       let unfinished = firstVisit ? progress.next..<progress.records.count : fresh
       for index in unfinished where !progress.records[index].done {
         let record = progress.records[index]
-        let entryName = SpoolEntryName(
-          time: record.enqueueTime,
-          bytes: Int64(record.length - SpoolSegmentFormat.frameHeaderSize), id: record.id)
+        // Damaged bytes have no name: set aside first, like names that do not parse.
+        let entryName =
+          record.damage != nil
+          ? nil
+          : SpoolEntryName(
+            time: record.enqueueTime,
+            bytes: Int64(record.length - SpoolSegmentFormat.frameHeaderSize), id: record.id)
         items.append((entryName, "\(name)@\(record.offset)", .record(segment: name, index: index)))
       }
     }
     return items
   }
 
-  /// Removes a finished segment and its cursor, or sets it aside when valid records follow
-  /// damage in it (a torn tail of a producer that stopped mid-write is ignored).
+  /// Removes a finished segment and its cursor.
+  ///
+  /// Called after a scan with the segment's lock found nothing more: no valid record follows
+  /// where the records end (a torn tail of a producer that stopped mid-write is ignored).
   private func retire(
     _ name: String, _ progress: SegmentProgress, in session: DrainSession
   ) throws(ContainerError) {
     session.segments[name] = nil
-    if case .invalid(let reason) = progress.tail {
-      let size = Int64(try progress.file.status().st_size)
-      if try SpoolSegmentReader.firstRecord(progress.file, after: progress.scannedEnd, size: size)
-        != nil
-      {
-        setAside(
-          name, from: segments,
-          reason: "\(reason), and valid records follow it at offset \(progress.scannedEnd)",
-          in: session)
-        try segments.remove(Self.positionName(of: name))
-        return
-      }
-    }
     // Unlinked while locked: a producer that opened it meanwhile sees it gone and skips it.
     try segments.remove(name)
-    try segments.remove(Self.positionName(of: name))
+    try removeCursor(Self.positionName(of: name), in: session)
+  }
+
+  /// Removes a cursor file whose segment is gone; one that is a directory (not a cursor) is
+  /// set aside instead, and reported (again by each drain while it cannot be moved).
+  private func removeCursor(_ name: String, in session: DrainSession) throws(ContainerError) {
+    do {
+      try segments.remove(name)
+    } catch  where error.cause?.errno == EISDIR {
+      setAside(name, from: segments, reason: "the cursor is not a regular file", in: session)
+    }
   }
 
   /// Reads, checks and decodes a record that a scan found valid.

@@ -30,8 +30,8 @@ import SystemSupport
 ///   consumer that dies mid-drain leaves its claimed entries in `cur/`, and the next drain
 ///   hands them over again.
 /// - **Each id once to the application.** Delivered ids are recorded as each handler
-///   returns and flushed before their entries are removed (one flush for up to 64 entries,
-///   and at the latest when a listing is used up), so a redelivered entry, or a second
+///   returns and flushed when 64 are waiting and before file entries are removed (a
+///   record's cursor passes it before the flush), so a redelivered entry, or a second
 ///   entry enqueued with the same id, is dropped (``DrainSummary/duplicates``). The windows
 ///   left: a consumer killed after its handler returned but before the id was written sees
 ///   the item again, and after a machine crash so do the entries accepted since the last

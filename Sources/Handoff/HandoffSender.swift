@@ -105,9 +105,34 @@ public final class HandoffSender: Sendable {
     -> String
   {
     let items = try await Self.loaded(items)
-    // Storing flushes to disk: off the concurrency pool. The doorbell rings as soon as the
-    // share is readable, so the app wakes and drains while the share is being flushed.
-    // The round trip that tells the post was routed overlaps the flush too.
+    // A share stored as a record is written here, rung at once and flushed off the
+    // concurrency pool: no thread switch before the app can see it.
+    if let pending = try writeRecord(items, id: id) {
+      let center = self.center
+      let posted = Result { () throws(NotifyError) in try center.post(notification) }
+      let routed: Task<NotifyError?, Never>? =
+        if case .success = posted {
+          Task { () -> NotifyError? in
+            do throws(NotifyError) {
+              try await center.synchronize()
+              return nil
+            } catch {
+              return error
+            }
+          }
+        } else { nil }
+      do {
+        try await runBlocking { () throws(ContainerError) in try self.spool.commit(pending) }
+      } catch {
+        throw storeFailure(error)
+      }
+      try await ring(for: pending.id, posted: posted, routed: routed)
+      return pending.id
+    }
+    // Storing may flush to disk before the share is readable: off the concurrency pool. The
+    // doorbell rings as soon as the share is readable, so the app wakes and drains while
+    // the share is being flushed. The round trip that tells the post was routed overlaps
+    // the flush too.
     let (id, posted, routed) = try await runBlocking { () throws(HandoffError) in
       var posted: Result<Void, NotifyError> = .success(())
       var routed: Task<NotifyError?, Never>?
@@ -159,23 +184,50 @@ public final class HandoffSender: Sendable {
         }
       }
     }
-    let packed = ShareAttachments.pack(items, inlineDataLimit: Self.inlineDataLimit)
-    let payload: [UInt8]
+    let (payload, attachments) = try Self.encoded(items)
     do {
-      payload = try ItemCodec.encode(packed.items)
+      return try spool.enqueue(
+        payload: payload, attachments: attachments, id: id, whenVisible: whenVisible)
+    } catch {
+      throw storeFailure(error)
+    }
+  }
+
+  /// Writes `items` as a record without flushing it (``Spool/writeRecord(payload:id:)``),
+  /// or `nil` when they must be stored the usual way (attachments, a lazy representation,
+  /// too large, a segment to take first).
+  private func writeRecord(_ items: [ExtensionItem], id: String?) throws(HandoffError)
+    -> PendingRecord?
+  {
+    guard items.allSatisfy({ $0.attachments.allSatisfy { $0.lazyRepresentations.isEmpty } })
+    else { return nil }
+    let (payload, attachments) = try Self.encoded(items)
+    guard attachments.isEmpty else { return nil }
+    do {
+      return try spool.writeRecord(payload: payload, id: id)
+    } catch {
+      throw storeFailure(error)
+    }
+  }
+
+  /// The payload and attachment files that store `items`.
+  private static func encoded(_ items: [ExtensionItem]) throws(HandoffError) -> (
+    [UInt8], [SpoolAttachment]
+  ) {
+    let packed = ShareAttachments.pack(items, inlineDataLimit: Self.inlineDataLimit)
+    do {
+      return (try ItemCodec.encode(packed.items), packed.attachments)
     } catch {
       throw HandoffError(
         .encoding, "Cannot encode the shared items: \(error)", cause: .codec(error))
     }
-    do {
-      return try spool.enqueue(
-        payload: payload, attachments: packed.attachments, id: id, whenVisible: whenVisible)
-    } catch {
-      throw HandoffError(
-        .container,
-        "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)",
-        cause: .container(error))
-    }
+  }
+
+  private func storeFailure(_ error: ContainerError) -> HandoffError {
+    HandoffError(
+      .container,
+      "Cannot store the share in '\(spool.path)' of \(container.identifier): \(error.message)",
+      cause: .container(error))
   }
 
   /// `items` with their lazy representations loaded, as ``HandoffError``.

@@ -20,6 +20,161 @@ import Testing
 /// the rename.
 @Suite(.serialized)
 struct SpoolDurabilityTests {
+  /// A drain woken for each share stored as a record flushes `delivered.keys` once per 64
+  /// ids, not once per drain.
+  ///
+  /// A record's cursor may pass it before its id is flushed (`Protocol/container.md` §4.6).
+  /// One producer and one consumer in one process, one share at a
+  /// time (`appgroups-stress share-loop`), traced with `strace`.
+  @Test(.timeLimit(.minutes(3)))
+  func aDrainPerShareFlushesDeliveredKeysOncePer64Ids() throws {
+    let strace = "/usr/bin/strace"
+    #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
+    guard access(strace, X_OK) == 0 else { return }
+    let temporary = TemporaryDirectory()
+    let trace = temporary.path + "/trace"
+    var environment = Products.currentEnvironment()
+    environment["NOTIFYBUS_GROUPS_DIR"] = temporary.groups
+    let shares = 200
+    let process = try Subprocess.spawn(
+      strace,
+      arguments: [
+        "-f", "-qq", "-y", "-o", trace, "-e", "trace=fdatasync",
+        Products.path("appgroups-stress"), "share-loop", "group.com.example.tests",
+        String(shares), "1",
+      ],
+      environment: environment, captureOutput: false)
+    #expect(process.wait(milliseconds: 150_000).map { $0 == .exited(0) } ?? false)
+    let calls = lines(of: trace)
+    let keys = calls.filter { $0.contains("delivered.keys>") }.count
+    let records = calls.filter { $0.contains(".seg>") }.count
+    #expect(records >= shares, "every enqueue flushes its record")
+    // The log's creation, then one per 64 ids.
+    #expect(keys >= 1 && keys <= 1 + shares / 64, "\(keys) flushes of delivered.keys")
+  }
+
+  /// The bound of `Protocol/container.md` §4.6 (a machine crash hands over again at most the
+  /// 64 entries accepted since the last flush of `delivered.keys`) holds across consumer
+  /// processes: an app that drains a few shares and exits (an idle timeout) leaves ids
+  /// unflushed, and the next one counts them as its own.
+  ///
+  /// Three consumer processes in turn deliver 40 records each. Traced with `strace`, no more
+  /// than 64 ids are written to `delivered.keys` between two of its `fdatasync`s.
+  @Test(.timeLimit(.minutes(3)))
+  func idsLeftUnflushedByAConsumerThatExitedCountTowardTheNextOnesFlush() throws {
+    let strace = "/usr/bin/strace"
+    #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
+    guard access(strace, X_OK) == 0 else { return }
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    var environment = Products.currentEnvironment()
+    environment["NOTIFYBUS_GROUPS_DIR"] = temporary.groups
+    var calls: [String] = []
+    for round in 0..<3 {
+      for index in 0..<40 { try producer.enqueue(payload: [1], id: "r\(round)-\(index)") }
+      let trace = temporary.path + "/trace-\(round)"
+      let process = try Subprocess.spawn(
+        strace,
+        arguments: [
+          "-qq", "-y", "-o", trace, "-e", "trace=pwrite64,fdatasync",
+          Products.path("appgroups-stress"), "consume", "group.com.example.tests",
+          temporary.path + "/delivered-\(round)", "40",
+        ],
+        environment: environment, captureOutput: false)
+      #expect(process.wait(milliseconds: 120_000).map { $0 == .exited(0) } ?? false)
+      calls += lines(of: trace).filter { $0.contains("delivered.keys>") }
+    }
+    var written = 0
+    var most = 0
+    for call in calls {
+      if call.hasPrefix("pwrite64(") {
+        written += 1
+        most = max(most, written)
+      } else if call.hasPrefix("fdatasync("), call.hasSuffix("= 0") {
+        written = 0
+      }
+    }
+    #expect(calls.filter { $0.hasPrefix("pwrite64(") }.count == 120)
+    #expect(most <= Spool.settleBatch, "\(most) ids written to delivered.keys without a flush")
+  }
+
+  /// `delivered.keys` forgets its oldest ids only after every cursor that passed them is
+  /// durable (`Protocol/container.md` §4.6): a cursor that a machine crash set back would
+  /// otherwise hand those records over again, as new.
+  ///
+  /// Three producers hold a segment each; a first consumer passes records in each, writing
+  /// the cursors without flushing them (fewer than half the capacity each); a second consumer
+  /// delivers enough to make `delivered.keys` forget. Traced with `strace`, every cursor's
+  /// last `pwrite` before the compacted log's `rename` must be followed by an `fdatasync` of
+  /// that cursor before it.
+  @Test(.timeLimit(.minutes(3)))
+  func deliveredIdsAreForgottenOnlyAfterEveryCursorPassingThemIsDurable() throws {
+    let strace = "/usr/bin/strace"
+    #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
+    guard access(strace, X_OK) == 0 else { return }
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producers = try (0..<3).map { _ in try Spool(container: container) }
+    var environment = Products.currentEnvironment()
+    environment["NOTIFYBUS_GROUPS_DIR"] = temporary.groups
+    var traces: [String] = []
+    func consume(_ expected: Int, round: Int) throws {
+      let trace = temporary.path + "/trace-\(round)"
+      let process = try Subprocess.spawn(
+        strace,
+        arguments: [
+          "-qq", "-y", "-o", trace, "-e", "trace=pwrite64,fdatasync,rename,renameat,renameat2",
+          Products.path("appgroups-stress"), "consume", "group.com.example.tests",
+          temporary.path + "/delivered-\(round)", String(expected), "8",
+        ],
+        environment: environment, captureOutput: false)
+      #expect(process.wait(milliseconds: 120_000).map { $0 == .exited(0) } ?? false)
+      traces.append(try String(contentsOfFile: trace, encoding: .utf8))
+    }
+    // Round 1 creates (and flushes) each cursor; round 2 moves each by 2 without a flush.
+    for (index, producer) in producers.enumerated() {
+      try producer.enqueue(payload: [1], id: "r1-\(index)")
+    }
+    try consume(3, round: 1)
+    for (index, producer) in producers.enumerated() {
+      for record in 0..<2 { try producer.enqueue(payload: [1], id: "r2-\(index)-\(record)") }
+    }
+    try consume(6, round: 2)
+    // Round 3: 17 ids in all, more than twice the capacity of 8: the log forgets.
+    for record in 0..<8 { try producers[0].enqueue(payload: [1], id: "r3-\(record)") }
+    try consume(8, round: 3)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: producers[0].path + "/segments")
+        .filter { $0.hasSuffix(".pos") }.count == 3)
+
+    let calls = traces.joined(separator: "\n").split(separator: "\n").map(String.init)
+    func path(_ call: String) -> String? {
+      guard let open = call.firstIndex(of: "<"), let close = call.firstIndex(of: ">") else {
+        return nil
+      }
+      return String(call[call.index(after: open)..<close])
+    }
+    let compactions = calls.indices.filter {
+      calls[$0].hasPrefix("rename") && calls[$0].contains("delivered.keys")
+    }
+    #expect(!compactions.isEmpty, "delivered.keys was never compacted")
+    for compaction in compactions {
+      var lastWrite: [String: Int] = [:]
+      for index in 0..<compaction where calls[index].hasPrefix("pwrite64(") {
+        if let cursor = path(calls[index]), cursor.hasSuffix(".pos") { lastWrite[cursor] = index }
+      }
+      for (cursor, written) in lastWrite {
+        let flushed = (written + 1..<compaction).contains {
+          calls[$0].hasPrefix("fdatasync(") && path(calls[$0]) == cursor
+            && calls[$0].hasSuffix("= 0")
+        }
+        #expect(
+          flushed,
+          "\(cursor): written at call \(written), not flushed before the ids were forgotten")
+      }
+    }
+  }
+
   @Test(.timeLimit(.minutes(3)))
   func everyReturnedEnqueueFlushedItsRecordAndItsSegmentsNameBeforeReturning() throws {
     let strace = "/usr/bin/strace"

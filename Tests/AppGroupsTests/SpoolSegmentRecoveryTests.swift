@@ -102,8 +102,8 @@ struct SpoolSegmentRecoveryTests {
     #expect(try consumer.pendingCount() == 0)
   }
 
-  /// A damaged record past the reader's first chunks (which grow up to 1 MiB) ends the
-  /// records; the drain returns and sets the segment aside, it does not spin.
+  /// A damaged record past the reader's first chunks (which grow up to 1 MiB) is passed;
+  /// the drain returns, it does not spin.
   @Test(.timeLimit(.minutes(2)), arguments: [2 << 20, (1 << 20) + (4 << 10)])
   func damageInALargeSegmentEndsTheScan(size: Int) throws {
     let temporary = TemporaryDirectory()
@@ -116,9 +116,9 @@ struct SpoolSegmentRecoveryTests {
     bytes += SpoolSegmentFormat.frame(Self.entry("c", time: 1_700_000_000_000_002))
     _ = writeSegment(spool, bytes, size: size)
     let drained = boundedDrain(spool)
-    #expect(drained.ids == ["a"])
+    #expect(drained.ids == ["a", "c"])
     #expect(drained.summary?.setAside.count == 1)
-    #expect(drained.summary?.setAside.first?.message.contains("valid records follow") == true)
+    #expect(drained.summary?.setAside.first?.message.contains("damaged bytes") == true)
     #expect(try segmentNames(spool).isEmpty)
   }
 
@@ -144,7 +144,7 @@ struct SpoolSegmentRecoveryTests {
   }
 
   /// Damage found when a segment is retired, with a valid record far behind it (past the
-  /// reader's window), sets the segment aside; a torn tail alone does not.
+  /// reader's window): the bytes between are set aside and the record is delivered.
   @Test func aRecordFarBehindDamageIsFound() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())
@@ -156,9 +156,10 @@ struct SpoolSegmentRecoveryTests {
     _ = writeSegment(spool, bytes, size: 1 << 20)
     var seen: [String] = []
     let summary = try spool.drain { seen.append($0.id) }
-    #expect(seen == ["a"])
+    #expect(seen == ["a", "far"])
     #expect(summary.setAside.count == 1)
-    #expect(summary.setAside.first?.message.contains("valid records follow") == true)
+    #expect(summary.setAside.first?.message.contains("damaged bytes") == true)
+    #expect(try segmentNames(spool).isEmpty)
   }
 
   /// A FIFO named `*.seg` would block an open for reading forever, a directory makes a read
@@ -181,6 +182,68 @@ struct SpoolSegmentRecoveryTests {
     #expect(drained.summary?.setAside.first?.message.contains("not a regular file") == true)
     #expect(
       FileManager.default.fileExists(atPath: spool.path + "/corrupt/0000000000000001.1.1.seg"))
+  }
+
+  /// A segment's cursor (`<segment>.pos`) that is a FIFO or a directory is set aside.
+  ///
+  /// A FIFO opened without blocking fails every read with `EAGAIN`. The drain starts at
+  /// the segment's first record; a producer does not adopt the segment; the quota counts
+  /// every record.
+  @Test(.timeLimit(.minutes(2)), arguments: ["fifo", "directory"])
+  func aCursorThatIsNotARegularFileIsSetAside(kind: String) throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      for id in ["a", "b"] { try producer.enqueue(payload: [1], id: id) }
+    }
+    let spool = try Spool(container: container)
+    let name = try segmentNames(spool)[0]
+    let position = spool.path + Self.segments + Spool.positionName(of: name)
+    #expect((kind == "fifo" ? mkfifo(position, 0o600) : mkdir(position, 0o700)) == 0)
+    let produced = bounded { () throws -> [Int] in
+      let before = try spool.pendingCount()
+      try spool.enqueue(payload: [1], id: "c")
+      return [before, try spool.pendingCount()]
+    }
+    #expect(produced == [2, 3])
+    // Not adopted: "c" went to a segment of its own.
+    #expect(try segmentNames(spool).count == 2)
+    let drained = boundedDrain(spool)
+    #expect(drained.ids == ["a", "b", "c"])
+    #expect(drained.summary?.setAside.count == 1)
+    #expect(drained.summary?.setAside.first?.message.contains("cursor is not a regular") == true)
+    #expect(
+      FileManager.default.fileExists(
+        atPath: spool.path + "/corrupt/" + Spool.positionName(of: name)))
+  }
+
+  /// A cursor that is not a regular file and cannot be set aside either (here `corrupt/`
+  /// is gone) leaves its valid segment to be read from its first record: its records are
+  /// delivered, not sent to `corrupt/`, and later drains do not fail.
+  @Test(.timeLimit(.minutes(2)), arguments: ["fifo", "directory"])
+  func aCursorThatCannotBeSetAsideLeavesItsSegmentReadFromTheFirstRecord(kind: String) throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      for id in ["a", "b"] { try producer.enqueue(payload: [1], id: id) }
+    }
+    let spool = try Spool(container: container)
+    let name = try segmentNames(spool)[0]
+    let position = spool.path + Self.segments + Spool.positionName(of: name)
+    #expect((kind == "fifo" ? mkfifo(position, 0o600) : mkdir(position, 0o700)) == 0)
+    // The spool keeps `corrupt/` open: moving anything into it now fails (`ENOENT`).
+    #expect(rmdir(spool.path + "/corrupt") == 0)
+    let drained = boundedDrain(spool)
+    #expect(drained.ids == ["a", "b"])
+    let messages = drained.summary?.setAside.map(\.message) ?? []
+    #expect(messages.first?.contains("cursor is not a regular") == true, "\(messages)")
+    #expect(messages.allSatisfy { $0.contains("failed") }, "\(messages)")
+    #expect(!messages.contains { $0.contains("'\(name)' in") }, "the segment was set aside")
+    let again = boundedDrain(spool)
+    #expect(again.summary?.delivered == 0)
+    #expect(again.ids.isEmpty)
   }
 
   /// Too large to be one a producer made: not adopted (it would be read under the writer's

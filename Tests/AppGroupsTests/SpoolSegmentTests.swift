@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SystemSupport
 import TestSupport
 import Testing
 
@@ -160,6 +161,28 @@ struct SpoolSegmentFormatTests {
 /// The spool on segments: where entries go, the cursor, segments shared by producers one
 /// after another, torn tails, damage, and entries of the earlier layout drained beside them.
 struct SpoolSegmentTests {
+  /// Waits (at most 10 s) until no process holds the lock of each segment of `spool`: a
+  /// child that another test spawns keeps a copy of a producer's descriptor, and so its
+  /// lock, until it execs, after the producer closed it.
+  func waitUntilSegmentsAreUnlocked(_ spool: Spool) throws -> Bool {
+    for name in try segmentNames(spool) {
+      let file = open(spool.path + "/segments/" + name, O_RDONLY | O_CLOEXEC)
+      guard file >= 0 else { continue }
+      defer { close(file) }
+      var free = false
+      for _ in 0..<1000 {
+        if flock(file, LOCK_EX | LOCK_NB) == 0 {
+          flock(file, LOCK_UN)
+          free = true
+          break
+        }
+        usleep(10_000)
+      }
+      guard free else { return false }
+    }
+    return true
+  }
+
   func segmentNames(_ spool: Spool) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: spool.path + "/segments")
       .filter { $0.hasSuffix(".seg") }.sorted()
@@ -187,6 +210,35 @@ struct SpoolSegmentTests {
     #expect(seen == ["later"])
   }
 
+  /// The two halves of enqueueing a record (``Spool/writeRecord(payload:id:)`` on the
+  /// caller's thread, ``Spool/commit(_:)`` off it): nothing is written until this instance
+  /// holds a segment (taking one flushes); once written the record is readable before it is
+  /// committed, and delivered once.
+  @Test func aRecordWrittenQuicklyIsReadableAndCommittedLater() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    #expect(try producer.writeRecord(payload: [1], id: "first") == nil)
+    #expect(try producer.pendingCount() == 0)
+    try producer.enqueue(payload: [1], id: "first")
+    let pending = try #require(try producer.writeRecord(payload: [2], id: "second"))
+    #expect(pending.id == "second")
+    let consumer = try Spool(container: container)
+    var seen: [String] = []
+    try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["first", "second"])
+    try producer.commit(pending)
+    #expect(
+      try producer.writeRecord(payload: [UInt8](repeating: 0, count: 300 << 10), id: "big") == nil)
+    let error = #expect(throws: ContainerError.self) {
+      try producer.writeRecord(payload: [1], id: ".bad")
+    }
+    #expect(error?.code == .invalidName)
+    seen = []
+    try consumer.drain { seen.append($0.id) }
+    #expect(seen.isEmpty)
+  }
+
   @Test func aSegmentNoProducerHoldsIsRemovedOnceDrained() throws {
     let temporary = TemporaryDirectory()
     let container = try temporary.container()
@@ -206,8 +258,11 @@ struct SpoolSegmentTests {
     let temporary = TemporaryDirectory()
     let container = try temporary.container()
     for round in 0..<3 {
-      let producer = try Spool(container: container)
-      try producer.enqueue(payload: [UInt8(round)], id: "r\(round)")
+      do {
+        let producer = try Spool(container: container)
+        try producer.enqueue(payload: [UInt8(round)], id: "r\(round)")
+      }
+      #expect(try waitUntilSegmentsAreUnlocked(Spool(container: container)))
     }
     let consumer = try Spool(container: container)
     #expect(try segmentNames(consumer).count == 1)
@@ -260,7 +315,9 @@ struct SpoolSegmentTests {
     #expect(try segmentNames(consumer).isEmpty)
   }
 
-  @Test func damageWithRecordsBehindItSetsTheSegmentAside() throws {
+  /// One damaged record costs only itself: it is copied to `corrupt/` and reported, the
+  /// records after it are delivered, and the segment is removed.
+  @Test func aDamagedRecordIsSetAsideAndTheRecordsAfterItAreDelivered() throws {
     let temporary = TemporaryDirectory()
     let container = try temporary.container()
     do {
@@ -276,12 +333,296 @@ struct SpoolSegmentTests {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
     var seen: [String] = []
     let summary = try consumer.drain { seen.append($0.id) }
-    #expect(seen == ["a"])
+    #expect(seen == ["a", "c"])
     #expect(summary.setAside.count == 1)
     #expect(summary.setAside.first?.code == .corruptFile)
-    #expect(summary.setAside.first?.message.contains("valid records follow") == true)
-    #expect(FileManager.default.fileExists(atPath: consumer.path + "/corrupt/" + name))
+    #expect(summary.setAside.first?.message.contains("damaged bytes at offset") == true)
+    let copy = consumer.path + "/corrupt/\(name).\(records[1].offset)"
+    #expect(
+      try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy)))
+        == Array(bytes[records[1].offset..<records[1].offset + records[1].length]))
     #expect(try segmentNames(consumer).isEmpty)
+    #expect(try consumer.drain { _ in }.setAside.isEmpty)
+  }
+
+  /// While a producer still holds the segment, a damaged record whose frame is valid is
+  /// passed once a valid record follows it (written after it, so it was written whole);
+  /// the producer's later records are delivered too.
+  @Test func aDamagedRecordInASegmentAProducerHoldsIsPassedByItsFraming() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    for id in ["a", "b", "c"] { try producer.enqueue(payload: [7, 7, 7], id: id) }
+    let consumer = try Spool(container: container)
+    let name = try segmentNames(consumer)[0]
+    let path = consumer.path + "/segments/" + name
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(records[1].offset + 20))
+    try handle.write(contentsOf: Data([bytes[records[1].offset + 20] ^ 0x01]))
+    try handle.close()
+    var seen: [String] = []
+    let summary = try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["a", "c"])
+    #expect(summary.setAside.count == 1)
+    try producer.enqueue(payload: [1], id: "d")
+    seen = []
+    #expect(try consumer.drain { seen.append($0.id) }.setAside.isEmpty)
+    #expect(seen == ["d"])
+  }
+
+  /// A record zeroed in place (a hole of zeros) with valid records behind it: once no
+  /// producer holds the segment, the reader looks past the zeros, reports the hole and
+  /// delivers the records after it, instead of removing them with the segment.
+  @Test func recordsBehindAHoleOfZerosAreDelivered() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    do {
+      let producer = try Spool(container: container)
+      // "b" is larger than the reader's first chunk: the hole spans whole chunks.
+      try producer.enqueue(payload: [1], id: "a")
+      try producer.enqueue(payload: [UInt8](repeating: 9, count: 12 << 10), id: "b")
+      try producer.enqueue(payload: [1], id: "c")
+    }
+    let consumer = try Spool(container: container)
+    let name = try segmentNames(consumer)[0]
+    let path = consumer.path + "/segments/" + name
+    var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    for index in records[1].offset..<records[1].offset + records[1].length { bytes[index] = 0 }
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    var seen: [String] = []
+    let summary = try consumer.drain { seen.append($0.id) }
+    #expect(seen == ["a", "c"])
+    #expect(summary.setAside.count == 1)
+    #expect(summary.setAside.first?.message.contains("zeros end the records") == true)
+    #expect(try segmentNames(consumer).isEmpty)
+  }
+
+  @Test func resumingPassesDamageByItsFramingOrBySearchingOnceReleased() {
+    var bytes = SpoolSegmentFormatTests.segment(["a", "b", "c"])
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    var damagedBody = bytes
+    damagedBody[records[1].offset + 40] ^= 0x10
+    let stopped = records[1].offset
+    // By the framing: held or released alike.
+    for released in [false, true] {
+      #expect(
+        SpoolSegmentFormat.resumption(in: damagedBody, at: stopped, released: released)
+          == records[2].offset)
+    }
+    // A damaged frame header: only a released segment is searched.
+    bytes[stopped] ^= 0x01
+    #expect(SpoolSegmentFormat.resumption(in: bytes, at: stopped, released: false) == nil)
+    #expect(
+      SpoolSegmentFormat.resumption(in: bytes, at: stopped, released: true) == records[2].offset)
+    let resumed = SpoolSegmentFormat.scanResuming(bytes, from: 16, released: true)
+    #expect(resumed.scan.records.map { $0.id } == ["a", "c"])
+    #expect(resumed.damaged == [stopped..<records[2].offset])
+    #expect(resumed.scan.tail == SpoolSegmentFormat.Tail.zeros)
+    // A torn last record is not damage: nothing resumes after it.
+    let torn = Array(
+      SpoolSegmentFormatTests.segment(["a", "b"], zeros: 0).prefix(records[1].offset + 30))
+    #expect(SpoolSegmentFormat.resumption(in: torn, at: stopped, released: true) == nil)
+  }
+
+  /// A record the reader saw torn only because its producer's `pwrite` was still copying it
+  /// (a `pread` is not atomic against a `pwrite`) is no damage, even when the next record is
+  /// written whole by the time the reader looks past it: the reader reads it again and
+  /// delivers it (`Protocol/container.md` §4.9, "By the framing").
+  ///
+  /// Deterministic: the file holds "n" half written when the scan reads it; where the
+  /// records stop, "n" is completed and "m" appended, as the producer would meanwhile.
+  @Test func aRecordTornOnlyInTheReadersViewIsReadAgainNotSetAside() throws {
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/torn.seg"
+    let whole = SpoolSegmentFormatTests.segment(["a", "n", "m"], zeros: 4096)
+    let records = SpoolSegmentFormat.scan(whole, from: 16).records
+    let torn = records[1].offset + records[1].length / 2
+    let seen = Array(whole[..<torn]) + [UInt8](repeating: 0, count: whole.count - torn)
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(seen)))
+    let writer = open(path, O_WRONLY)
+    #expect(writer >= 0)
+    defer { close(writer) }
+    let file = try FileDescriptor.openRegularFile(path)
+    var found: [String] = []
+    var damaged: [Range<Int64>] = []
+    var stops: [Int64] = []
+    for released in [false, true] {
+      if released {
+        #expect(pwrite(writer, seen, seen.count, 0) == seen.count)
+        found = []
+        damaged = []
+        stops = []
+      }
+      let result = try SpoolSegmentReader.scanResuming(
+        file, from: 16, size: Int64(whole.count), released: released,
+        found: { found.append($0.id) }, damaged: { range, _ in damaged.append(range) },
+        stopped: { end in
+          if stops.isEmpty {
+            // The producer's pwrite of "n" ends, then "m" is written whole.
+            let rest = Array(whole[torn..<records[2].offset + records[2].length])
+            #expect(pwrite(writer, rest, rest.count, off_t(torn)) == rest.count)
+          }
+          stops.append(end)
+        })
+      #expect(stops.first == Int64(records[1].offset), "released: \(released)")
+      #expect(found == ["a", "n", "m"], "released: \(released)")
+      #expect(damaged.isEmpty, "released: \(released)")
+      #expect(result.end == Int64(records[2].offset + records[2].length))
+    }
+  }
+
+  /// A segment whose records end in zeros up to the end of the file (the zeros written
+  /// ahead) is not searched for a record behind them when released (each retirement would
+  /// try a frame at every offset of the zeros), while a non-zero byte behind the zeros is.
+  @Test func zerosUpToTheEndOfTheFileAreNotSearched() throws {
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/zeros.seg"
+    var bytes = SpoolSegmentFormatTests.segment(["a", "b"], zeros: 256 << 10)
+    let end = SpoolSegmentFormat.scan(bytes, from: 16).end
+    for stray in [nil, bytes.count - 1] {
+      if let stray { bytes[stray] = 1 }
+      #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+      let file = try FileDescriptor.openRegularFile(path)
+      var stops: [Int64] = []
+      var found: [String] = []
+      let result = try SpoolSegmentReader.scanResuming(
+        file, from: 16, size: Int64(bytes.count), released: true,
+        found: { found.append($0.id) }, damaged: { _, _ in }, stopped: { stops.append($0) })
+      #expect(found == ["a", "b"])
+      #expect(result.end == Int64(end))
+      #expect(
+        stops == (stray == nil ? [] : [Int64(end)]),
+        "stray byte: \(stray.map(String.init) ?? "none")")
+    }
+  }
+
+  /// The quick steps of an asynchronous drain (run on the caller's executor) never flush or
+  /// remove: creating a cursor (an `fdatasync` and an `fsync` of `segments/`) and removing a
+  /// finished segment once its producer is gone are left to a step that may wait.
+  @Test func aQuickStepLeavesCreatingACursorAndRemovingASegmentToAStepThatMayWait() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let consumer = try Spool(container: container)
+    // The first drain reads delivered.keys and sweeps tmp/: the next ones may be quick.
+    #expect(try consumer.drain { _ in }.delivered == 0)
+    var producer: Spool? = try Spool(container: container)
+    try producer?.enqueue(payload: [1], id: "a")
+    let name = try #require(try segmentNames(consumer).first)
+    let position = consumer.path + "/segments/" + Spool.positionName(of: name)
+    func step(_ session: inout DrainSession, quick: Bool) throws -> String {
+      switch try consumer.nextClaim(&session, quick: quick) {
+      case .entry(let claim):
+        try consumer.complete(claim, in: &session)
+        return claim.entry.id
+      case .end: return "end"
+      case .slow: return "slow"
+      }
+    }
+    do {
+      var session = try #require(try consumer.beginQuickly(wait: false))
+      #expect(try step(&session, quick: true) == "a")
+      #expect(try step(&session, quick: true) == "slow")
+      #expect(!FileManager.default.fileExists(atPath: position))
+      #expect(try step(&session, quick: false) == "end")
+      #expect(FileManager.default.fileExists(atPath: position))
+    }
+    producer = nil
+    #expect(try waitUntilSegmentsAreUnlocked(consumer))
+    do {
+      var session = try #require(try consumer.beginQuickly(wait: false))
+      #expect(try step(&session, quick: true) == "slow")
+      #expect(try segmentNames(consumer) == [name])
+      #expect(try step(&session, quick: false) == "end")
+      #expect(try segmentNames(consumer).isEmpty)
+    }
+  }
+
+  /// A record that no longer reads back valid when a quick step claims it (changed after it
+  /// was listed) is left, with its copy to `corrupt/`, to a step that may wait.
+  @Test func aQuickStepLeavesARecordThatNoLongerReadsBackValidToAStepThatMayWait() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let consumer = try Spool(container: container)
+    #expect(try consumer.drain { _ in }.delivered == 0)
+    let producer = try Spool(container: container)
+    for id in ["a", "b"] { try producer.enqueue(payload: [UInt8](repeating: 7, count: 64), id: id) }
+    let name = try #require(try segmentNames(consumer).first)
+    let path = consumer.path + "/segments/" + name
+    let corrupt = consumer.path + "/corrupt"
+    var session = try #require(try consumer.beginQuickly(wait: false))
+    guard case .entry(let first) = try consumer.nextClaim(&session, quick: true) else {
+      Issue.record("no first entry")
+      return
+    }
+    #expect(first.entry.id == "a")
+    try consumer.complete(first, in: &session)
+    // "b" changes after the listing: a byte of its payload.
+    let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    let records = SpoolSegmentFormat.scan(bytes, from: 16).records
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seek(toOffset: UInt64(records[1].offset + records[1].length - 20))
+    try handle.write(contentsOf: Data([0xFF]))
+    try handle.close()
+    guard case .slow = try consumer.nextClaim(&session, quick: true) else {
+      Issue.record("the quick step went on")
+      return
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: corrupt).isEmpty)
+    guard case .end = try consumer.nextClaim(&session, quick: false) else {
+      Issue.record("no end")
+      return
+    }
+    #expect(session.summary.setAside.count == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: corrupt).count == 1)
+  }
+
+  /// A search past damage reads a bounded amount of a hostile file: candidates whose frame
+  /// would end past the end of the file, or whose entry header fails its CRC-32, are skipped
+  /// without reading their frames, and candidate frames outside the window are read only
+  /// while the search's budget lasts.
+  @Test func aSearchSkipsImplausibleCandidatesAndKeepsToItsBudget() throws {
+    func frameHeader(_ length: Int) -> [UInt8] {
+      var bytes = (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * $0)) }
+      let crc = CRC32.checksum(bytes)
+      bytes += (0..<4).map { UInt8(truncatingIfNeeded: crc >> (8 * UInt32($0))) }
+      return bytes
+    }
+    let start = SpoolSegmentFormatTests.segment(["a"], zeros: 0)
+    var bytes = start
+    // Frames of 16 MiB, past the end of the file; then frames of 70 KiB (more than the
+    // window) whose bodies are not entry files.
+    for _ in 0..<4096 { bytes += frameHeader(16 << 20) }
+    for _ in 0..<4096 { bytes += frameHeader(70 << 10) }
+    bytes += [UInt8](repeating: 0, count: 80 << 10)
+    // Records of 70 KiB with a valid entry header and a damaged body.
+    for index in 0..<3 {
+      var frame = SpoolSegmentFormat.frame(
+        SpoolSegmentFormatTests.entry(
+          "damaged-\(index)", payload: [UInt8](repeating: 9, count: 70 << 10)))
+      frame[frame.count - 10] ^= 0x01
+      bytes += frame
+    }
+    let target = bytes.count
+    bytes += SpoolSegmentFormat.frame(SpoolSegmentFormatTests.entry("z"))
+    bytes += [UInt8](repeating: 0, count: 64)
+    let temporary = TemporaryDirectory()
+    let path = temporary.path + "/hostile.seg"
+    #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+    let file = try FileDescriptor.openRegularFile(path)
+    let size = Int64(bytes.count)
+    var read: Int64 = 0
+    let found = try SpoolSegmentReader.firstRecord(
+      file, after: Int64(start.count), size: size, read: &read)
+    #expect(found == Int64(target))
+    // The windows, and the three damaged records' frames.
+    #expect(read < size + 3 * (71 << 10), "\(read) bytes read of a \(size)-byte file")
+    read = 0
+    let limited = try SpoolSegmentReader.firstRecord(
+      file, after: Int64(start.count), size: size, budget: 100 << 10, read: &read)
+    #expect(limited == nil)
   }
 
   @Test func aSegmentWithABadHeaderIsSetAside() throws {

@@ -9,7 +9,7 @@ import Synchronization
 /// ```
 /// appgroups-stress produce <group> <producer> <count> <committed-log>
 /// appgroups-stress produce-threads <group> <producer> <threads> <count> <committed-log>
-/// appgroups-stress consume <group> <delivered-log> <expected-distinct>
+/// appgroups-stress consume <group> <delivered-log> <expected-distinct> [<delivered-capacity>]
 /// appgroups-stress defaults-write <group> <writer> <count>
 /// appgroups-stress produce-forked <group>
 /// ```
@@ -31,8 +31,10 @@ enum StressTool {
         try produceThreads(
           group: arguments[1], producer: Int(arguments[2])!, threads: Int(arguments[3])!,
           count: Int(arguments[4])!, log: arguments[5])
-      case "consume" where arguments.count == 4:
-        try consume(group: arguments[1], log: arguments[2], expected: Int(arguments[3])!)
+      case "consume" where arguments.count == 4 || arguments.count == 5:
+        try consume(
+          group: arguments[1], log: arguments[2], expected: Int(arguments[3])!,
+          deliveredIDCapacity: arguments.count == 5 ? Int(arguments[4])! : nil)
       case "produce-forked" where arguments.count == 2:
         try produceForked(group: arguments[1])
       case "share-loop" where arguments.count == 4:
@@ -127,8 +129,12 @@ enum StressTool {
     if failed.withLock({ $0 }) { exit(1) }
   }
 
-  static func consume(group: String, log: String, expected: Int) throws {
-    let spool = try Spool(container: GroupContainer(identifier: group))
+  static func consume(group: String, log: String, expected: Int, deliveredIDCapacity: Int?)
+    throws
+  {
+    var limits = SpoolLimits()
+    if let deliveredIDCapacity { limits.deliveredIDCapacity = deliveredIDCapacity }
+    let spool = try Spool(container: GroupContainer(identifier: group), limits: limits)
     let delivered = try Log(path: log)
     var seen = Set<String>()
     while seen.count < expected {

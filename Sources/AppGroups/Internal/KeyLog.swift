@@ -32,6 +32,13 @@ struct KeyLog: ~Copyable {
   private var writer: FileDescriptor?
   /// Whether records were written to `writer` since its last `fdatasync`.
   private var unflushed = false
+  /// How many keys may be in the file but not on stable storage: those this instance wrote
+  /// since its last `fdatasync`, and those it read that others wrote since then (another
+  /// process, or another instance, may have left them unflushed: `Protocol/container.md`
+  /// §4.6 bounds them across consumers).
+  private(set) var unflushedKeys = 0
+  /// Whether ``refresh(repair:)`` has read the file at least once.
+  private(set) var isLoaded = false
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }
@@ -63,6 +70,7 @@ struct KeyLog: ~Copyable {
   ///
   /// With `repair`, cuts off a torn tail: anything but zeros past the last valid record.
   mutating func refresh(repair: Bool) throws(ContainerError) {
+    defer { isLoaded = true }
     guard let info = try directory.status(of: fileName) else { return try reset() }
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw .syscall("openat", errno: ELOOP, path: path, doing: "open the key log")
@@ -105,6 +113,13 @@ struct KeyLog: ~Copyable {
     }
     let parsed = KeyLogFormat.parseRecords(bytes, from: parseFrom)
     for key in parsed.keys where members.insert(key).inserted { keys.append(key) }
+    // Written by others, flushed or not: this instance cannot tell, so it counts them with
+    // its own, and its next ``flush()`` covers them (an `fdatasync` flushes the file's data
+    // whoever wrote it). An instance that reads the log first counts every key in it.
+    if !parsed.keys.isEmpty {
+      unflushedKeys = (start == 0 ? 0 : unflushedKeys) + parsed.keys.count
+      unflushed = true
+    }
     offset = start + parsed.validLength
     let status = try file.status()
     identity = (status.st_dev, status.st_ino)
@@ -137,8 +152,14 @@ struct KeyLog: ~Copyable {
   /// Without `flush`, the records are written (other processes see them, and they survive
   /// the death of this one) but reach stable storage only with ``flush()``.
   ///
+  /// With `compacting` `false`, a log grown past twice its capacity is not compacted here:
+  /// the caller calls ``compact()`` when forgetting the oldest keys is safe
+  /// (``isOverCapacity``).
+  ///
   /// Returns which were new.
-  mutating func insert(_ newKeys: [String], flush: Bool = true) throws(ContainerError) -> [Bool] {
+  mutating func insert(
+    _ newKeys: [String], flush: Bool = true, compacting: Bool = true
+  ) throws(ContainerError) -> [Bool] {
     var added: [Bool] = []
     var records: [UInt8] = []
     var fresh: [String] = []
@@ -159,9 +180,13 @@ struct KeyLog: ~Copyable {
     guard !fresh.isEmpty else { return added }
     keys += fresh
     try append(records, flush: flush)
-    if keys.count > 2 * capacity { try compact() }
+    unflushedKeys = unflushed ? unflushedKeys + fresh.count : 0
+    if compacting, isOverCapacity { try compact() }
     return added
   }
+
+  /// Whether the log holds more than twice its capacity: ``compact()`` is due.
+  var isOverCapacity: Bool { keys.count > 2 * capacity }
 
   /// Flushes records written without flushing.
   mutating func flush() throws(ContainerError) {
@@ -178,6 +203,7 @@ struct KeyLog: ~Copyable {
     }
     writer = consume file
     unflushed = false
+    unflushedKeys = 0
   }
 
   /// Writes `records` at the end of the last valid record and flushes them.
@@ -223,7 +249,9 @@ struct KeyLog: ~Copyable {
   }
 
   /// Rewrites the log with the newest `capacity` keys: temporary file, fsync, rename.
-  private mutating func compact() throws(ContainerError) {
+  ///
+  /// The older keys are forgotten.
+  mutating func compact() throws(ContainerError) {
     let kept = Array(keys.suffix(capacity))
     var bytes = KeyLogFormat.header()
     for key in kept { bytes += KeyLogFormat.record(key) }
@@ -239,5 +267,6 @@ struct KeyLog: ~Copyable {
     // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
     unflushed = false
+    unflushedKeys = 0
   }
 }

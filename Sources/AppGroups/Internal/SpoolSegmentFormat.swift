@@ -149,15 +149,67 @@ package enum SpoolSegmentFormat {
 
   /// The length of the frame whose header starts `bytes` (header included), or `nil` when
   /// fewer than 8 bytes are given, the length's CRC-32 fails or the length is out of range.
-  static func frameLength(_ bytes: ArraySlice<UInt8>) -> Int? {
+  package static func frameLength(_ bytes: ArraySlice<UInt8>) -> Int? {
     guard bytes.count >= frameHeaderSize else { return nil }
-    var reader = ByteReader(Array(bytes.prefix(frameHeaderSize)), at: 0)
-    let length = reader.read(UInt32.self)!
-    let checksum = reader.read(UInt32.self)!
-    guard withUnsafeBytes(of: length.littleEndian, { CRC32.checksum($0) }) == checksum,
-      (SpoolEntryFormat.headerSize + 4...maximumRecordLength).contains(Int(length))
+    let start = bytes.startIndex
+    func word(_ at: Int) -> UInt32 {
+      (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[start + at + $1]) << (8 * $1) }
+    }
+    let length = word(0)
+    // The range first: cheaper than the checksum, and it refuses zeros (a search for the
+    // next record crosses many).
+    guard (SpoolEntryFormat.headerSize + 4...maximumRecordLength).contains(Int(length)),
+      withUnsafeBytes(of: length.littleEndian, { CRC32.checksum($0) }) == word(4)
     else { return nil }
     return frameHeaderSize + Int(length)
+  }
+
+  /// Whether `bytes` start with an entry file header (§4.3) whose CRC-32 matches: a cheap
+  /// test of a record's body before reading the rest of it.
+  static func entryHeaderIsValid(_ bytes: ArraySlice<UInt8>) -> Bool {
+    let start = bytes.startIndex
+    guard bytes.count >= SpoolEntryFormat.headerSize else { return false }
+    let stored = (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[start + 32 + $1]) << (8 * $1) }
+    return stored == CRC32.checksum(bytes[start..<start + 32])
+  }
+
+  /// Where the records resume after bytes that end them at `end` (an invalid record, or
+  /// zeros with bytes behind them), or `nil` when they do not (`Protocol/container.md`
+  /// §4.9, "Resynchronising").
+  ///
+  /// - By the framing: the frame header at `end` is valid and a valid record starts right
+  ///   after the frame it declares: that record's body is damaged (a producer writes
+  ///   records in order, so one behind it means it was written whole). Holds while a
+  ///   producer still appends.
+  /// - With `released` (no producer holds the segment: nothing is being written), the
+  ///   first valid record after `end` found by trying every offset (``firstRecord(in:after:)``).
+  package static func resumption(in bytes: [UInt8], at end: Int, released: Bool) -> Int? {
+    guard end >= 0, end < bytes.count else { return nil }
+    if let length = frameLength(bytes[end...]), end + length < bytes.count,
+      let next = scan(bytes, from: end + length).records.first, next.offset == end + length
+    {
+      return end + length
+    }
+    return released ? firstRecord(in: bytes, after: end + 1) : nil
+  }
+
+  /// The valid records of `bytes` from `start`, resuming past damage where
+  /// ``resumption(in:at:released:)`` allows: the records, the damaged ranges passed (each
+  /// from where the records stopped to where they resumed), and where and how the records
+  /// finally end.
+  package static func scanResuming(_ bytes: [UInt8], from start: Int, released: Bool) -> (
+    scan: Scan, damaged: [Range<Int>]
+  ) {
+    var result = scan(bytes, from: start)
+    var damaged: [Range<Int>] = []
+    while let next = resumption(in: bytes, at: result.end, released: released) {
+      damaged.append(result.end..<next)
+      let more = scan(bytes, from: next)
+      result.records += more.records
+      result.end = more.end
+      result.tail = more.tail
+    }
+    return (result, damaged)
   }
 
   /// The records from `start`, counted by their frame headers alone.
@@ -186,12 +238,7 @@ package enum SpoolSegmentFormat {
   package static func firstRecord(in bytes: [UInt8], after start: Int) -> Int? {
     var offset = max(start, 0)
     while offset + frameHeaderSize <= bytes.count {
-      var reader = ByteReader(bytes, at: offset)
-      let length = reader.read(UInt32.self)!
-      let checksum = reader.read(UInt32.self)!
-      if withUnsafeBytes(of: length.littleEndian, { CRC32.checksum($0) }) == checksum,
-        !scan(bytes, from: offset).records.isEmpty
-      {
+      if frameLength(bytes[offset...]) != nil, !scan(bytes, from: offset).records.isEmpty {
         return offset
       }
       offset += 1

@@ -27,34 +27,57 @@ package enum SpoolSegmentReader {
     } catch  where error.code == .notFound {
       return nil
     } catch  where error.cause?.errno == EISDIR {
-      throw notRegular(name, in: segments)
+      throw notRegular(name, in: segments, what: "segment")
     }
     guard try file.status().st_mode & S_IFMT == S_IFREG else {
-      throw notRegular(name, in: segments)
+      throw notRegular(name, in: segments, what: "segment")
     }
     return file
   }
 
-  private static func notRegular(_ name: String, in segments: borrowing Directory)
-    -> ContainerError
-  {
+  private static func notRegular(
+    _ name: String, in segments: borrowing Directory, what: String
+  ) -> ContainerError {
     ContainerError(
       code: .wrongFileType, path: segments.childPath(name),
-      message: "The segment '\(segments.childPath(name))' is not a regular file.")
+      message: "The \(what) '\(segments.childPath(name))' is not a regular file.")
   }
 
   /// The cursor of a segment, or its first record when it has none or an invalid one.
+  ///
+  /// - Throws: `wrongFileType` when `<segment>.pos` is not a regular file (a FIFO would
+  ///   fail every read with `EAGAIN`, a directory with `EISDIR`), else the open's or read's
+  ///   error.
   static func cursor(of segment: String, in segments: borrowing Directory)
     throws(ContainerError) -> SpoolCursor
   {
     let start = SpoolCursor(offset: Int64(SpoolSegmentFormat.headerSize), unflushed: 0)
-    let file: FileDescriptor
-    do {
-      file = try segments.openFile(Spool.positionName(of: segment), flags: O_RDONLY | O_NONBLOCK)
-    } catch  where error.code == .notFound {
+    guard let file = try openCursor(of: segment, in: segments, flags: O_RDONLY) else {
       return start
     }
     return SpoolCursor(try file.read(count: SpoolCursor.size + 1, at: 0)) ?? start
+  }
+
+  /// Opens `<segment>.pos` without blocking and checks that it is a regular file.
+  ///
+  /// - Returns: The open file; `nil` when it does not exist (and `create` is `false`).
+  /// - Throws: `wrongFileType` when it is not a regular file.
+  static func openCursor(
+    of segment: String, in segments: borrowing Directory, flags: CInt, create: Bool = false
+  ) throws(ContainerError) -> FileDescriptor? {
+    let name = Spool.positionName(of: segment)
+    let file: FileDescriptor
+    do {
+      file = try segments.openFile(name, flags: flags | O_NONBLOCK, create: create)
+    } catch  where error.code == .notFound {
+      return nil
+    } catch  where error.cause?.errno == EISDIR {
+      throw notRegular(name, in: segments, what: "cursor")
+    }
+    guard try file.status().st_mode & S_IFMT == S_IFREG else {
+      throw notRegular(name, in: segments, what: "cursor")
+    }
+    return file
   }
 
   /// Reads the valid records of `file` from `start` up to `size`, the way
@@ -152,42 +175,178 @@ package enum SpoolSegmentReader {
     return (records, bodyBytes)
   }
 
+  /// The most bytes a search (``firstRecord(_:after:size:budget:read:)``) reads for
+  /// candidate frames that its window does not hold, so a hostile file with a plausible
+  /// frame at every offset costs a bounded read, not its size times 16 MiB.
+  static let searchBudget: Int64 = 64 << 20
+
   /// The offset of the first valid record at or after `start`, trying every offset, as
-  /// ``SpoolSegmentFormat/firstRecord(in:after:)`` does on bytes; reads a window at a time,
-  /// and the frame of each candidate whose header is valid.
-  static func firstRecord(_ file: borrowing FileDescriptor, after start: Int64, size: Int64)
-    throws(ContainerError) -> Int64?
-  {
+  /// ``SpoolSegmentFormat/firstRecord(in:after:)`` does on bytes; reads a window at a time.
+  ///
+  /// A candidate whose frame header is valid is skipped when its frame would end past the
+  /// end of the file or its entry file's header fails its own CRC-32 (read from the window,
+  /// or its 44 bytes alone); else it is checked in the window when its frame fits there, and
+  /// otherwise its frame is read, while `budget` lasts: past it the search ends as if
+  /// nothing valid followed.
+  ///
+  /// - Parameter read: Incremented by the bytes read (the search's cost).
+  static func firstRecord(
+    _ file: borrowing FileDescriptor, after start: Int64, size: Int64,
+    budget: Int64 = searchBudget, read: inout Int64
+  ) throws(ContainerError) -> Int64? {
     let header = SpoolSegmentFormat.frameHeaderSize
+    let heads = header + SpoolEntryFormat.headerSize
+    var left = budget
     var offset = start
     while offset + Int64(header) <= size {
       let bytes = try file.read(
         count: Int(min(Int64(window + header - 1), size - offset)), at: offset)
+      read += Int64(bytes.count)
       guard bytes.count >= header else { return nil }
       for index in 0...(bytes.count - header) {
         guard let length = SpoolSegmentFormat.frameLength(bytes[index...]) else { continue }
-        let frame =
-          index + length <= bytes.count
-          ? Array(bytes[index..<index + length])
-          : try file.read(count: length, at: offset + Int64(index))
-        if SpoolSegmentFormat.scan(frame, from: 0).records.count == 1 {
-          return offset + Int64(index)
+        let at = offset + Int64(index)
+        guard at + Int64(length) <= size else { continue }
+        let head =
+          index + heads <= bytes.count
+          ? Array(bytes[index..<index + heads]) : try file.read(count: heads, at: at)
+        if index + heads > bytes.count { read += Int64(head.count) }
+        guard SpoolSegmentFormat.entryHeaderIsValid(head[header...]) else { continue }
+        if index + length <= bytes.count {
+          if isRecord(Array(bytes[index..<index + length])) { return at }
+          continue
         }
+        left -= Int64(length)
+        guard left >= 0 else { return nil }
+        read += Int64(length)
+        if isRecord(try file.read(count: length, at: at)) { return at }
       }
       offset += Int64(bytes.count - header + 1)
     }
     return nil
   }
 
+  /// ``firstRecord(_:after:size:budget:read:)`` with the default budget.
+  static func firstRecord(_ file: borrowing FileDescriptor, after start: Int64, size: Int64)
+    throws(ContainerError) -> Int64?
+  {
+    var read: Int64 = 0
+    return try firstRecord(file, after: start, size: size, read: &read)
+  }
+
+  /// What ``resumption(_:at:size:released:)`` decided.
+  enum Resumption: Equatable {
+    /// The bytes from where the records ended up to this offset are damage: resume here.
+    case at(Int64)
+    /// The record where the records ended reads valid now: the scan read it while its
+    /// `pwrite` was still copying it. Read again from there; nothing is damaged.
+    case again
+  }
+
+  /// Where the records resume after what ends them at `end`.
+  ///
+  /// As ``SpoolSegmentFormat/resumption(in:at:released:)`` finds it in bytes: right after a
+  /// damaged body whose frame is valid when a valid record follows it, or (with `released`)
+  /// at the first valid record behind `end`. Reads the frame header, the record after it,
+  /// and for the search a window at a time.
+  ///
+  /// By the framing, the record where the records end is read again, whole, after the one
+  /// behind it was found valid: a `pread` is not atomic against a `pwrite`, so the scan may
+  /// have seen it torn while its producer's `pwrite` was still copying it. A valid record
+  /// behind it means that `pwrite` returned (a producer appends one record at a time, in
+  /// offset order), so what it reads now is what the file holds: only a record that is
+  /// still invalid is damage (``Resumption/again`` otherwise).
+  static func resumption(
+    _ file: borrowing FileDescriptor, at end: Int64, size: Int64, released: Bool
+  ) throws(ContainerError) -> Resumption? {
+    guard end < size else { return nil }
+    let header = Int64(SpoolSegmentFormat.frameHeaderSize)
+    let bytes = try file.read(count: Int(min(header, size - end)), at: end)
+    if let length = SpoolSegmentFormat.frameLength(bytes[...]), end + Int64(length) < size {
+      let next = end + Int64(length)
+      let after = try file.read(count: Int(min(header, size - next)), at: next)
+      if let following = SpoolSegmentFormat.frameLength(after[...]),
+        next + Int64(following) <= size,
+        isRecord(try file.read(count: following, at: next))
+      {
+        return isRecord(try file.read(count: length, at: end)) ? .again : .at(next)
+      }
+    }
+    return released ? try firstRecord(file, after: end + 1, size: size).map { .at($0) } : nil
+  }
+
+  /// Whether `frame` is exactly one valid record.
+  private static func isRecord(_ frame: [UInt8]) -> Bool {
+    SpoolSegmentFormat.scan(frame, from: 0).records.first?.length == frame.count
+  }
+
+  /// Reads the valid records of `file` from `start`, as ``scan(_:from:size:firstChunk:largestChunk:found:)``
+  /// does, resuming past damage where ``resumption(_:at:size:released:)`` allows, as
+  /// ``SpoolSegmentFormat/scanResuming(_:from:released:)`` does on bytes.
+  ///
+  /// - Parameters:
+  ///   - found: Called with each record, its offset counted from the file's start.
+  ///   - damaged: Called with each damaged range passed, and the reason the records
+  ///     stopped at its start.
+  ///   - stopped: Called with the offset where the records stop, before the reader decides
+  ///     whether to resume (tests change the file there, as a producer's write would).
+  /// - Returns: Where the valid records finally end, and what follows them.
+  static func scanResuming(
+    _ file: borrowing FileDescriptor, from start: Int64, size: Int64, released: Bool,
+    firstChunk: Int = 4 << 10, largestChunk: Int = 1 << 20,
+    found: (SpoolSegmentFormat.Record) -> Void,
+    damaged: (Range<Int64>, _ reason: String) -> Void,
+    stopped: (Int64) -> Void = { _ in }
+  ) throws(ContainerError) -> (end: Int64, tail: SpoolSegmentFormat.Tail) {
+    var result = try scan(
+      file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
+      found: found)
+    // Zeros that end the records are no frame: only a search (`released`) looks past them,
+    // so a drain of a segment a producer holds reads nothing more for them.
+    while released || result.tail != .zeros {
+      // Zeros up to the end of the file (the zeros written ahead): nothing to search for,
+      // and one pass over them is far cheaper than trying a frame at every offset.
+      if result.tail == .zeros, try isZero(file, from: result.end, to: size) { break }
+      stopped(result.end)
+      guard let decision = try resumption(file, at: result.end, size: size, released: released)
+      else { break }
+      let next: Int64
+      switch decision {
+      case .again:
+        // Read again from the same offset: the record there is valid now, so the scan
+        // moves on (it stops for good should it not, as only a file changed back can).
+        let before = result.end
+        result = try scan(
+          file, from: before, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
+          found: found)
+        if result.end == before { return result }
+        continue
+      case .at(let offset):
+        next = offset
+      }
+      if case .invalid(let reason) = result.tail {
+        damaged(result.end..<next, reason)
+      } else {
+        damaged(result.end..<next, "zeros end the records at offset \(result.end)")
+      }
+      result = try scan(
+        file, from: next, size: size, firstChunk: firstChunk, largestChunk: largestChunk,
+        found: found)
+    }
+    return result
+  }
+
   /// What the reader finds in the segment file at `path`, read with the given chunk sizes:
   /// its records from offset 16 and where they end, what follows them, the frames counted
-  /// from there, and the first valid record behind them (the fuzz harness compares these with
-  /// what ``SpoolSegmentFormat`` finds in the same bytes).
+  /// from there, and the first valid record behind them; then, resuming past damage as a
+  /// consumer does (`released`), every record and the damaged ranges passed (the fuzz
+  /// harness compares these with what ``SpoolSegmentFormat`` finds in the same bytes).
   package static func read(
-    path: String, firstChunk: Int, largestChunk: Int
+    path: String, firstChunk: Int, largestChunk: Int, released: Bool
   ) throws(ContainerError) -> (
     records: [SpoolSegmentFormat.Record], end: Int, tail: SpoolSegmentFormat.Tail,
-    frames: (records: Int, bodyBytes: Int64), firstRecord: Int?
+    frames: (records: Int, bodyBytes: Int64), firstRecord: Int?,
+    resumed: (records: [SpoolSegmentFormat.Record], damaged: [Range<Int>], end: Int)
   ) {
     let file = try FileDescriptor.openRegularFile(path)
     let size = Int64(try file.status().st_size)
@@ -196,9 +355,16 @@ package enum SpoolSegmentReader {
     let scan = try scan(
       file, from: start, size: size, firstChunk: firstChunk, largestChunk: largestChunk
     ) { records.append($0) }
+    var all: [SpoolSegmentFormat.Record] = []
+    var damaged: [Range<Int>] = []
+    let resumed = try scanResuming(
+      file, from: start, size: size, released: released, firstChunk: firstChunk,
+      largestChunk: largestChunk, found: { all.append($0) },
+      damaged: { range, _ in damaged.append(Int(range.lowerBound)..<Int(range.upperBound)) })
     return (
       records, Int(scan.end), scan.tail, try countFrames(file, from: start, size: size),
-      try firstRecord(file, after: scan.end, size: size).map { Int($0) }
+      try firstRecord(file, after: scan.end, size: size).map { Int($0) },
+      (all, damaged, Int(resumed.end))
     )
   }
 }

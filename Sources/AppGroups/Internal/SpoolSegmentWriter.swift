@@ -62,10 +62,30 @@ final class SpoolSegmentWriter: Sendable {
   ///
   /// - Parameter whenWritten: Called after the `pwrite`, before the `fdatasync`.
   func append(_ frame: [UInt8], whenWritten: () -> Void = {}) throws(ContainerError) {
-    let segment = try state.withLock { (state) throws(ContainerError) -> OpenSegment in
+    let segment = try write(frame, mayTakeSegment: true)!
+    whenWritten()
+    try commit(segment)
+  }
+
+  /// Writes a record with one `pwrite` into the segment this process holds, when it has room.
+  ///
+  /// The first half of ``append(_:whenWritten:)``, the part that cannot wait (no segment to
+  /// adopt or create, which flushes). ``commit(_:)`` makes it durable.
+  ///
+  /// - Returns: The segment to commit; `nil` (nothing written) when a segment must be taken
+  ///   first.
+  func writeQuickly(_ frame: [UInt8]) throws(ContainerError) -> OpenSegment? {
+    try write(frame, mayTakeSegment: false)
+  }
+
+  private func write(_ frame: [UInt8], mayTakeSegment: Bool) throws(ContainerError)
+    -> OpenSegment?
+  {
+    try state.withLock { (state) throws(ContainerError) -> OpenSegment? in
       if state.current == nil || state.current!.process != getpid()
         || state.end + Int64(frame.count) > state.current!.capacity
       {
+        guard mayTakeSegment else { return nil }
         state.current = nil
         let (segment, end) = try adoptOrCreate(room: frame.count, skipping: state.poisoned)
         state.current = segment
@@ -82,7 +102,11 @@ final class SpoolSegmentWriter: Sendable {
       state.end += Int64(frame.count)
       return segment
     }
-    whenWritten()
+  }
+
+  /// Flushes the records written to `segment` (one `fdatasync` perhaps shared with other
+  /// threads); after a failure the segment is never appended to again.
+  func commit(_ segment: OpenSegment) throws(ContainerError) {
     do throws(ContainerError) {
       try segment.commit.sync { () throws(ContainerError) in try segment.file.syncData() }
     } catch {
@@ -133,8 +157,13 @@ final class SpoolSegmentWriter: Sendable {
     // A cursor past the records: a machine crash lost records a consumer had delivered
     // (it may deliver a record before its fdatasync ends). A record appended here, behind
     // the cursor, would never be read.
-    guard scan.tail == .zeros, size - scan.end >= Int64(room),
-      try SpoolSegmentReader.cursor(of: name, in: segments).offset <= scan.end,
+    let cursor: Int64
+    do {
+      cursor = try SpoolSegmentReader.cursor(of: name, in: segments).offset
+    } catch  where error.code == .wrongFileType {
+      return nil  // Its cursor is not a file: the next drain sets it aside.
+    }
+    guard scan.tail == .zeros, size - scan.end >= Int64(room), cursor <= scan.end,
       try SpoolSegmentReader.isZero(file, from: scan.end, to: size)
     else { return nil }
     try segments.sync()

@@ -195,8 +195,8 @@ public struct BridgeStatistics: Sendable, Equatable {
   public var echoes: UInt64 = 0
   /// Publishes and subscriptions the broker refused.
   public var refused: UInt64 = 0
-  /// Received posts that could not be posted on the local bus, so not acknowledged (the
-  /// broker sends them again after a reconnection).
+  /// Received posts that could not be posted on the local bus, or that the bus did not
+  /// confirm, so not acknowledged (the broker sends them again after a reconnection).
   public var unacknowledged: UInt64 = 0
   /// Connections made, the first one included.
   public var connections: UInt64 = 0

@@ -86,7 +86,7 @@ let package = Package(
     .systemLibrary(
       name: "CMosquitto",
       pkgConfig: "libmosquitto",
-      providers: [.apt(["libmosquitto-dev", "libssl-dev"])]
+      providers: [.apt(["libmosquitto-dev"])]
     ),
     /// SQLite, for the spool benchmark's baseline (and the read-later example).
     .systemLibrary(

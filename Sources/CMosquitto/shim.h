@@ -5,7 +5,19 @@
 
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
-// OpenSSL, which libmosquitto uses for TLS: SSL_pending on mosquitto_ssl_get's connection.
-#include <openssl/ssl.h>
+
+// OpenSSL's `int SSL_pending(const SSL *ssl)`, for the connection mosquitto_ssl_get returns.
+// NotifyBus does not link libssl: libmosquitto, which does, has loaded it, and the bridge
+// looks the function up at run time (dlsym), so only this signature is needed here.
+typedef int (*notifybus_ssl_pending_function)(const void *ssl);
+
+#include <fcntl.h>
+
+// dup3(from, to, O_CLOEXEC): the copy is close-on-exec at once, so a fork and exec on
+// another thread cannot inherit it. Glibc declares dup3 only with _GNU_SOURCE.
+static inline int notifybus_dup_cloexec(int from, int to) {
+  extern int dup3(int, int, int);
+  return dup3(from, to, O_CLOEXEC);
+}
 
 #endif

@@ -369,6 +369,28 @@ public actor BusConnection {
     }
   }
 
+  /// Sends a message only if the connection is up at this moment: it is never queued for
+  /// a reconnection.
+  ///
+  /// For a sender that must know the bus has the message before it answers someone
+  /// (notifyd acknowledges a post from an MQTT broker only then). When this returns,
+  /// libdbus has the message on a connection that it still counted as connected, and
+  /// nothing sent earlier was waiting; a bus that dies at that very moment can still
+  /// lose it, which only a round trip afterwards (``flush()``) rules out.
+  ///
+  /// Callable from any thread.
+  ///
+  /// - Throws: ``DBusError`` ``DBusError/Name/disconnected`` when the connection is not
+  ///   connected (nothing is sent or kept), or when the message is malformed.
+  public nonisolated func sendIfConnected(_ message: Message) throws(DBusError) {
+    let built = OutgoingMessage(raw: try MessageCoding.makeRaw(message))
+    guard let complete = outgoing.withLock({ $0.sendIfConnected(built) }) else {
+      dbus_message_unref(built.raw)
+      throw DBusError(.disconnected, "the connection to the bus is not connected")
+    }
+    if !complete { loop.wakeToWrite() }
+  }
+
   /// Hands the queued messages to libdbus once connected, and lets later sends go
   /// straight to it.
   func flushOutgoing() {
@@ -605,6 +627,19 @@ struct Outgoing {
     guard queue.count < BusConnection.maximumQueuedMessages else { return .full }
     queue.append(message)
     return .queued(first: queue.count == 1)
+  }
+
+  /// Sends at once when connected and nothing is waiting, never queueing.
+  ///
+  /// Returns whether libdbus wrote it all; `nil`, having sent nothing, when not
+  /// connected (libdbus too must count the connection as connected).
+  mutating func sendIfConnected(_ message: OutgoingMessage) -> Bool? {
+    guard let target, queue.isEmpty, dbus_connection_get_is_connected(target.raw) != 0 else {
+      return nil
+    }
+    dbus_connection_send(target.raw, message.raw, nil)
+    dbus_message_unref(message.raw)
+    return dbus_connection_has_messages_to_send(target.raw) == 0
   }
 
   /// Sets the connection and sends everything waiting for it.

@@ -30,18 +30,32 @@ public final class Bridge: Sendable {
     public var knownNames: @Sendable () -> [NotifyName]
     /// Writes a log line.
     public var log: @Sendable (String) -> Void
+    /// Which of notifyd's connections to its bus is the current one (it counts them).
+    public var busConnection: @Sendable () -> UInt64
+    /// Starts a round trip on the connection that posted what brokers sent, and calls
+    /// its argument (on any thread, without waiting for it) with ``busConnection`` once
+    /// the bus answered, which means it has every post made before on that connection;
+    /// `nil` when it did not answer.
+    ///
+    /// Received posts are acknowledged only once it says so: a post handed to a
+    /// connection whose bus dies before routing it is lost without an error.
+    public var confirmPosts: @Sendable (@escaping @Sendable (UInt64?) -> Void) -> Void
 
     /// Creates a host.
     public init(
       post: @escaping @Sendable (NotifyName) -> Bool,
       restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
       knownNames: @escaping @Sendable () -> [NotifyName],
-      log: @escaping @Sendable (String) -> Void
+      log: @escaping @Sendable (String) -> Void,
+      busConnection: @escaping @Sendable () -> UInt64,
+      confirmPosts: @escaping @Sendable (@escaping @Sendable (UInt64?) -> Void) -> Void
     ) {
       self.post = post
       self.restoreState = restoreState
       self.knownNames = knownNames
       self.log = log
+      self.busConnection = busConnection
+      self.confirmPosts = confirmPosts
     }
   }
 
@@ -105,6 +119,12 @@ public final class Bridge: Sendable {
   /// Disconnects from every broker.
   public func stop() {
     for link in links { link.stop() }
+  }
+
+  /// notifyd's bus connection is back: posts what is owed to it (a broker lost this
+  /// bridge's session while the bus was away).
+  public func busReconnected() {
+    for link in links { link.resyncIfOwed() }
   }
 
   /// Publishes a local post of `name` to every broker that carries it.
@@ -175,8 +195,8 @@ public struct BridgeStatistics: Sendable, Equatable {
   public var echoes: UInt64 = 0
   /// Publishes and subscriptions the broker refused.
   public var refused: UInt64 = 0
-  /// Received posts that could not be posted on the local bus, so not acknowledged (the
-  /// broker sends them again after a reconnection).
+  /// Received posts that could not be posted on the local bus, or that the bus did not
+  /// confirm, so not acknowledged (the broker sends them again after a reconnection).
   public var unacknowledged: UInt64 = 0
   /// Connections made, the first one included.
   public var connections: UInt64 = 0

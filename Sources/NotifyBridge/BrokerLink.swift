@@ -36,6 +36,25 @@ final class BrokerLink: Sendable {
     /// The last log line about the connection, so a failing broker logs once per change.
     var lastConnectionLog = ""
     var loggedOverflow = false
+    /// The broker lost this bridge's session and the catch-up posts (one per bridged
+    /// name) are not all made yet: they are made again at the next connection and when
+    /// notifyd's bus is back.
+    var resyncOwed = false
+    /// The posts from the broker not yet confirmed by the bus (their stamps, when they
+    /// have one): made since the round trip in flight started, and covered by it.
+    var unconfirmed = Unconfirmed()
+    var confirming = Unconfirmed()
+    /// Counts the round trips started and the connections ended: an answer that comes
+    /// after either is stale.
+    var round = 0
+  }
+
+  struct Unconfirmed {
+    var posts = 0
+    var stamps: [BridgeStamp] = []
+    /// The earliest of notifyd's bus connections a post may have gone to (read before
+    /// each post): a round trip confirms them only on that same connection.
+    var connection = UInt64.max
   }
 
   /// The bridge, set once after creation (for the shared origin, counter and filter).
@@ -63,8 +82,13 @@ final class BrokerLink: Sendable {
       keepAlive: Int32(configuration.keepAliveSeconds),
       sessionExpiry: configuration.sessionExpirySeconds,
       reconnectDelay: configuration.reconnectDelay)
-    let made = try MosquittoClient(settings) { [weak self] event in self?.handle(event) ?? true }
+    let made = try MosquittoClient(
+      settings, events: { [weak self] event in self?.handle(event) ?? true },
+      confirm: { [weak self] completion in self?.confirm(completion) ?? false })
     client.withLock { $0 = made }
+    if configuration.broker.usesTLS, let notice = MosquittoClient.missingTLSPendingNotice() {
+      host.log("\(name): \(notice)")
+    }
   }
 
   private var name: String { "bridge \(configuration.broker)" }
@@ -151,13 +175,19 @@ final class BrokerLink: Sendable {
       }
       logConnection("the broker refused the connection: \(text) (reason \(reason))\(hint)")
     case .disconnected(let text):
-      let wasConnected = state.withLock { state -> Bool in
+      // The posts not confirmed were not acknowledged: the broker's copies are new.
+      let (wasConnected, stamps) = state.withLock { state -> (Bool, [BridgeStamp]) in
+        let stamps = state.unconfirmed.stamps + state.confirming.stamps
+        state.unconfirmed = Unconfirmed()
+        state.confirming = Unconfirmed()
+        state.round += 1
         let was = state.statistics.connected
         state.statistics.connected = false
         state.subscribing = false
         state.unansweredSubscriptions.removeAll()
-        return was
+        return (was, stamps)
       }
+      for stamp in stamps { bridge?.forget(stamp) }
       logConnection(
         wasConnected
           ? "lost the broker (\(text)); posts wait for it (up to \(configuration.queueLimit) "
@@ -241,15 +271,38 @@ final class BrokerLink: Sendable {
     if reconnect && !sessionPresent {
       // The broker lost the session, and with it any posts it held for us: deliver each
       // bridged name once, as a bus restart does (Protocol/notify.md).
-      let names = host.knownNames().filter { configuration.scope.contains($0) }
-      if !names.isEmpty {
-        host.log(
-          "\(name): the broker lost this bridge's session; posting the \(names.count) "
-            + "bridged names once, since posts may have been missed")
-      }
-      for name in names { _ = host.post(name) }
+      state.withLock { $0.resyncOwed = true }
     }
+    resyncIfOwed(lostSession: reconnect && !sessionPresent)
     if ready { subscribed() }
+  }
+
+  /// Posts every bridged name notifyd knows once, if the broker lost the session since
+  /// that was last done; what the bus does not take is owed until it does.
+  func resyncIfOwed(lostSession: Bool = false) {
+    guard state.withLock({ $0.resyncOwed }) else { return }
+    let names = host.knownNames().filter { configuration.scope.contains($0) }
+    if lostSession && !names.isEmpty {
+      host.log(
+        "\(name): the broker lost this bridge's session; posting the \(names.count) "
+          + "bridged names once, since posts may have been missed")
+    }
+    guard let unposted = names.firstIndex(where: { !host.post($0) }) else {
+      let owed = state.withLock { state -> Bool in
+        defer { state.resyncOwed = false }
+        return state.resyncOwed
+      }
+      if owed && !lostSession && !names.isEmpty {
+        host.log(
+          "\(name): posted the \(names.count) bridged names owed since the broker lost the "
+            + "session")
+      }
+      return
+    }
+    host.log(
+      "\(name): could not post \(names[unposted]) on the bus (\(names.count - unposted) of the "
+        + "\(names.count) bridged names owed since the broker lost the session); posting them "
+        + "when the bus or the broker is back")
   }
 
   /// Every subscription of the connection is answered: the link is connected, and what
@@ -305,13 +358,11 @@ final class BrokerLink: Sendable {
     }
     switch message.content {
     case .post:
+      let connection = host.busConnection()
       guard host.post(message.name) else {
-        // Not posted: its stamp must not make the broker's redelivery a duplicate.
-        if let stamp = message.stamp { bridge?.forget(stamp) }
-        let count = state.withLock { state -> UInt64 in
-          state.statistics.unacknowledged += 1
-          return state.statistics.unacknowledged
-        }
+        // Not posted: neither its stamp nor those of the posts not confirmed yet, which
+        // are not acknowledged either, may make the broker's redelivery a duplicate.
+        let count = unacknowledge(message.stamp, count: 1)
         if count <= 10 || count.isMultiple(of: 1000) {
           let text =
             "could not post \(message.name) on the bus; not acknowledged, the broker sends it "
@@ -320,6 +371,11 @@ final class BrokerLink: Sendable {
           host.log("\(name): \(text)")
         }
         return false
+      }
+      state.withLock { state in
+        state.unconfirmed.posts += 1
+        state.unconfirmed.connection = min(state.unconfirmed.connection, connection)
+        if let stamp = message.stamp { state.unconfirmed.stamps.append(stamp) }
       }
     case .state(let value, let setTime):
       switch host.restoreState(message.name, value, setTime ?? Self.now()) {
@@ -334,6 +390,62 @@ final class BrokerLink: Sendable {
     }
     state.withLock { $0.statistics.received += 1 }
     return true
+  }
+
+  /// Starts the round trip that confirms the posts made since the last one (the client
+  /// writes their PUBACKs once `completion` says so); `false` when there are none.
+  private func confirm(_ completion: @escaping @Sendable (Bool) -> Void) -> Bool {
+    let started = state.withLock { state -> (round: Int, connection: UInt64)? in
+      guard state.unconfirmed.posts > 0 else { return nil }
+      state.confirming.posts += state.unconfirmed.posts
+      state.confirming.stamps += state.unconfirmed.stamps
+      state.confirming.connection = min(
+        state.confirming.connection, state.unconfirmed.connection)
+      state.unconfirmed = Unconfirmed()
+      state.round += 1
+      return (state.round, state.confirming.connection)
+    }
+    guard let (round, connection) = started else { return false }
+    host.confirmPosts { [weak self] answeredOn in
+      // A round trip on a later connection (the bus came back meanwhile) says nothing
+      // of the posts handed to the one before.
+      let confirmed = answeredOn == connection
+      guard let self else { return completion(confirmed) }
+      let current = self.state.withLock { state -> Bool in
+        guard state.round == round else { return false }
+        if confirmed { state.confirming = Unconfirmed() }
+        return true
+      }
+      // An answer after the connection ended is its client's to ignore too.
+      if current && !confirmed {
+        let count = self.unacknowledge(nil, count: 0)
+        if count <= 10 || count.isMultiple(of: 1000) {
+          let text =
+            "the bus did not confirm the posts just received; not acknowledged, the broker "
+            + "sends them again after reconnecting (unacknowledged \(count))"
+          self.setLastError(text)
+          self.host.log("\(self.name): \(text)")
+        }
+      }
+      completion(confirmed)
+    }
+    return true
+  }
+
+  /// Forgets the stamps of the posts not confirmed (and `stamp`), so that the broker's
+  /// copies are posted again, and counts them (and `count` more) as unacknowledged;
+  /// returns the new count.
+  private func unacknowledge(_ stamp: BridgeStamp?, count: UInt64) -> UInt64 {
+    let (stamps, total) = state.withLock { state -> ([BridgeStamp], UInt64) in
+      let stamps = state.unconfirmed.stamps + state.confirming.stamps
+      state.statistics.unacknowledged +=
+        UInt64(state.unconfirmed.posts + state.confirming.posts) + count
+      state.unconfirmed = Unconfirmed()
+      state.confirming = Unconfirmed()
+      return (stamps, state.statistics.unacknowledged)
+    }
+    for stamp in stamps + (stamp.map { [$0] } ?? []) { bridge?.forget(stamp) }
+    return total
   }
 
   // MARK: - Logging

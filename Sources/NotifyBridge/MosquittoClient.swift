@@ -25,12 +25,15 @@ import Synchronization
 /// once `io` is released, so `events` may publish and subscribe.
 ///
 /// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
-/// on the local bus): libmosquitto queues the PUBACK as it reads the PUBLISH, and until
-/// the connection thread has handed the messages read to `events`, publishers only queue
-/// their packets (`holding`), so no other thread writes that PUBACK first. When `events`
-/// does not take a message, the connection ends before anything queued is written: the
-/// broker, which keeps the session, sends every unacknowledged message again after the
-/// reconnection.
+/// on the local bus) and `confirm`'s round trip says the bus has it: libmosquitto queues
+/// the PUBACK as it reads the PUBLISH, and until the connection thread has handed the
+/// messages read to `events` and the round trip is back, publishers only queue their
+/// packets (`holding`) and the thread writes nothing, so no PUBACK goes first. The
+/// thread reads on meanwhile (the broker sends at most its in-flight limit before it
+/// waits for PUBACKs), and a round trip started after the last posts covers them all.
+/// When `events` does not take a message or the bus does not confirm, the connection
+/// ends before anything queued is written: the broker, which keeps the session, sends
+/// every unacknowledged message again after the reconnection.
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
@@ -74,6 +77,16 @@ final class MosquittoClient: @unchecked Sendable {
   /// Returns whether it took the event: `false` for a message that could not be posted,
   /// which then is not acknowledged.
   private let events: @Sendable (Event) -> Bool
+  /// Starts a round trip that confirms the posts `events` made so far, calling its
+  /// argument (on any thread) with whether the bus has them; returns `false`, and calls
+  /// nothing, when there is nothing to confirm.
+  private let confirm: @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
+  /// The answer to the round trip `confirmGeneration` started: the generation times 4,
+  /// plus 1 when confirmed, 2 when not (0 while waiting).
+  private let confirmation = Atomic<Int>(0)
+  /// The round trip in flight (if `confirming`); connection thread only.
+  private var confirmGeneration = 0
+  private var confirming = false
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
@@ -114,10 +127,14 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// - Throws: ``BridgeError`` (`client`) when libmosquitto refuses a setting (a TLS
   ///   file it cannot read, say).
-  init(_ settings: Settings, events: @escaping @Sendable (Event) -> Bool) throws(BridgeError) {
+  init(
+    _ settings: Settings, events: @escaping @Sendable (Event) -> Bool,
+    confirm: @escaping @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
+  ) throws(BridgeError) {
     _ = Self.initialized
     self.settings = settings
     self.events = events
+    self.confirm = confirm
     var ends: [CInt] = [-1, -1]
     guard pipe(&ends) == 0 else {
       throw BridgeError(.client, "cannot make the bridge's wake pipe: \(Self.errnoText())")
@@ -242,8 +259,10 @@ final class MosquittoClient: @unchecked Sendable {
         }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
+        confirming = false
         let answered = locked { () -> Bool in
           up = false
+          holding = false
           return self.answered
         }
         let stopped = stopping.load(ordering: .acquiring)
@@ -254,9 +273,10 @@ final class MosquittoClient: @unchecked Sendable {
         {
           _ = events(.disconnected(text: ended.text ?? Self.describe(ended.code)))
         }
-        // A DISCONNECT if the socket still works; its callback reports nothing new.
+        // A DISCONNECT if the socket still works (not after an unpostable message, which
+        // shut it); its callback reports nothing new.
         locked {
-          mosquitto_disconnect_v5(handle, 0, nil)
+          if !ended.shut { mosquitto_disconnect_v5(handle, 0, nil) }
           pending.removeAll()
         }
         if stopped { break }
@@ -264,6 +284,8 @@ final class MosquittoClient: @unchecked Sendable {
         _ = events(.disconnected(text: Self.describe(code)))
       }
       waitOrStop(seconds: delay)
+      // The configuration keeps the longest delay at most half the session expiry, so a
+      // message left unacknowledged is still in the broker's session when this is back.
       delay = min(delay * 2, settings.reconnectDelay.upperBound)
     }
     isConnected.store(false, ordering: .releasing)
@@ -288,9 +310,10 @@ final class MosquittoClient: @unchecked Sendable {
     }
   }
 
-  /// Drives the connection until it ends or stop(): returns libmosquitto's last code and
-  /// whether the broker accepted the connection.
-  private func serve() -> (ended: (code: Int32, text: String?), heard: Bool) {
+  /// Drives the connection until it ends or stop(): returns libmosquitto's last code,
+  /// why, whether the socket was shut for an unpostable message, and whether the broker
+  /// accepted the connection.
+  private func serve() -> (ended: (code: Int32, text: String?, shut: Bool), heard: Bool) {
     var heard = false
     var descriptors = [
       pollfd(fd: -1, events: 0, revents: 0),
@@ -301,21 +324,30 @@ final class MosquittoClient: @unchecked Sendable {
     // another thread waits for it at most that long.
     var (socket, wantsWrite) = locked { nextPoll() }
     while !stopping.load(ordering: .acquiring) {
-      guard socket >= 0 else { return ((MOSQ_ERR_CONN_LOST.rawValue, nil), heard) }
+      guard socket >= 0 else { return ((MOSQ_ERR_CONN_LOST.rawValue, nil, false), heard) }
       descriptors[0] = pollfd(
         fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
       descriptors[1].revents = 0
       // At most a second, so that `mosquitto_loop_misc` keeps the connection alive.
       if poll(&descriptors, 2, 1000) < 0 && errno != EINTR {
-        return ((MOSQ_ERR_ERRNO.rawValue, nil), heard)
+        return ((MOSQ_ERR_ERRNO.rawValue, nil, false), heard)
       }
       if descriptors[1].revents != 0 {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
       }
+      if confirming {
+        let answer = confirmation.load(ordering: .acquiring)
+        if answer / 4 == confirmGeneration && answer % 4 == 2 {
+          return teardown("the bus did not confirm the posts of what was received")
+        }
+        // Confirmed: what was posted since that round trip started needs one more.
+        if answer / 4 == confirmGeneration && answer % 4 == 1 { startConfirming() }
+      }
       var code = Self.success
       if descriptors[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-        code = locked {
+        let messagesRead: Bool
+        (code, messagesRead) = locked { () -> (Int32, Bool) in
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
@@ -323,27 +355,20 @@ final class MosquittoClient: @unchecked Sendable {
           let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
-          holding = pending[reported...].contains { if case .message = $0 { true } else { false } }
+          holding =
+            confirming
+            || pending[reported...].contains { if case .message = $0 { true } else { false } }
           swap(&pending, &delivering)
-          return read
+          return (read, holding)
         }
-        if !deliver() {
-          // Nothing queued since the read may be written now: not its PUBACK.
-          locked {
-            holding = false
-            up = false
-            shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
-          }
-          return (
-            (
-              MOSQ_ERR_CONN_LOST.rawValue,
-              "a received message could not be posted on the bus; it was not acknowledged, "
-                + "so the broker sends it again"
-            ), false
-          )
-        }
+        if !deliver() { return teardown("a received message could not be posted on the bus") }
+        if messagesRead && !confirming { startConfirming() }
       }
-      if code == Self.success {
+      if code == Self.success && confirming {
+        // Nothing is written until the bus confirmed: poll to read, not to write.
+        (socket, wantsWrite) = locked { nextPoll() }
+        wantsWrite = false
+      } else if code == Self.success {
         (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
           holding = false
           var result = Self.success
@@ -358,9 +383,38 @@ final class MosquittoClient: @unchecked Sendable {
         _ = deliver()
       }
       if isConnected.load(ordering: .acquiring) { heard = true }
-      if code != Self.success { return ((code, nil), heard) }
+      if code != Self.success { return ((code, nil, false), heard) }
     }
-    return ((Self.success, nil), heard)
+    return ((Self.success, nil, false), heard)
+  }
+
+  /// Starts a round trip for the posts made so far, if any (`confirming` says).
+  private func startConfirming() {
+    confirmGeneration += 1
+    let generation = confirmGeneration
+    confirming = confirm { [weak self] confirmed in
+      guard let self else { return }
+      self.confirmation.store(generation * 4 + (confirmed ? 1 : 2), ordering: .releasing)
+      self.wake()
+    }
+  }
+
+  /// Ends the connection before anything queued (the batch's PUBACKs) is written.
+  private func teardown(_ why: String) -> (
+    ended: (code: Int32, text: String?, shut: Bool), heard: Bool
+  ) {
+    confirming = false
+    locked {
+      holding = false
+      up = false
+      shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
+    }
+    return (
+      (
+        MOSQ_ERR_CONN_LOST.rawValue,
+        why + "; not acknowledged, so the broker sends it again", true
+      ), false
+    )
   }
 
   /// Reads what the socket has, and over TLS what OpenSSL holds decrypted too; with `io`
@@ -373,12 +427,38 @@ final class MosquittoClient: @unchecked Sendable {
   /// left behind (the write to libmosquitto's own socket pair, say).
   private func readAll() -> Int32 {
     var code = mosquitto_loop_read(handle, 1)
-    while code == Self.success, let ssl = mosquitto_ssl_get(handle),
-      SSL_pending(OpaquePointer(ssl)) > 0
+    while code == Self.success, let pending = Self.sslPending, let ssl = mosquitto_ssl_get(handle),
+      pending(ssl) > 0
     {
       code = mosquitto_loop_read(handle, 1)
     }
     return code
+  }
+
+  /// OpenSSL's `SSL_pending`, looked up once in what the process has loaded, or `nil`.
+  ///
+  /// NotifyBus links no OpenSSL library of its own: libmosquitto links libssl, so the
+  /// function is in the process whenever libmosquitto is. Without it (a libmosquitto
+  /// built without TLS, or another TLS library) TLS works as before the pending check:
+  /// packets after the first of a TLS record wait for the socket's next bytes
+  /// (``missingTLSPendingNotice()`` says so once).
+  private static let sslPending: notifybus_ssl_pending_function? = {
+    // RTLD_DEFAULT (a null handle): the global scope, libmosquitto's dependencies included.
+    guard let symbol = dlsym(nil, "SSL_pending") else { return nil }
+    return unsafeBitCast(symbol, to: notifybus_ssl_pending_function.self)
+  }()
+
+  private static let toldMissingTLSPending = Atomic<Bool>(false)
+
+  /// The log line for a TLS connection when `SSL_pending` cannot be found, the first time
+  /// this process asks; `nil` otherwise.
+  static func missingTLSPendingNotice() -> String? {
+    guard sslPending == nil, !toldMissingTLSPending.exchange(true, ordering: .relaxed) else {
+      return nil
+    }
+    return "OpenSSL's SSL_pending is not loaded in this process; over TLS, messages that "
+      + "arrive in one TLS record after the first wait for the connection's next bytes "
+      + "(at the latest its keep-alive)"
   }
 
   /// `/dev/null`, opened once, close-on-exec.
@@ -393,18 +473,29 @@ final class MosquittoClient: @unchecked Sendable {
   /// that also leaves `errno` at EAGAIN; a write to `/dev/null` always succeeds and
   /// costs less than one to a socket (1.3 µs less here). The descriptor stays
   /// libmosquitto's, which closes it as before.
+  ///
+  /// Only with a libmosquitto whose client structure is known (``knowsClientLayout``);
+  /// libmosquitto 2.0.11 has no option to go without the pair.
   private static func silenceSocketPair(of handle: OpaquePointer) {
+    guard knowsClientLayout else { return }
     let writeEnd = socketPairWriteEnd(of: handle)
     guard writeEnd >= 0, nullDevice >= 0 else { return }
-    // (dup3, which sets close-on-exec at once, is Glibc's only with _GNU_SOURCE.)
-    guard dup2(nullDevice, writeEnd) == writeEnd else { return }
-    _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+    _ = notifybus_dup_cloexec(nullDevice, writeEnd)
   }
+
+  /// Whether the libmosquitto running is a 2.0 release (tested: 2.0.11, Debian 12), whose
+  /// client structure starts as ``socketPairWriteEnd(of:)`` reads it; any other leaves
+  /// the pair alone.
+  private static let knowsClientLayout: Bool = {
+    var (major, minor, revision): (Int32, Int32, Int32) = (0, 0, 0)
+    _ = mosquitto_lib_version(&major, &minor, &revision)
+    return major == 2 && minor == 0
+  }()
 
   /// The write end of the socket pair libmosquitto keeps for `mosquitto_loop`, or -1.
   ///
   /// libmosquitto has no call that returns it. Its client structure starts, in every
-  /// release from 1.4 to 2.0, with the socket, then the pair's read and write ends
+  /// release from 1.4 to 2.0 (only 2.0 is used: ``knowsClientLayout``), with the socket, then the pair's read and write ends
   /// (`mosq_sock_t sock, sockpairR, sockpairW`); the first is checked against
   /// `mosquitto_socket`, and both ends must be stream sockets of the Unix domain made by
   /// this process, or the pair is left alone (its writes then fail once it is full,
@@ -439,13 +530,22 @@ final class MosquittoClient: @unchecked Sendable {
   }
 
   /// Hands what the callbacks reported, taken with `io` held, to `events`, `io` released;
-  /// returns whether `events` took every message (it stops at the first it did not).
+  /// returns whether `events` took every message.
+  ///
+  /// After a message it did not take, the later messages are not handed on (none of the
+  /// batch is acknowledged: the broker sends them all again), but the other events are
+  /// (a SUBACK or PUBACK that came in the same read).
   private func deliver() -> Bool {
     defer { delivering.removeAll(keepingCapacity: true) }
-    for event in delivering where !events(event) {
-      if case .message = event { return false }
+    var tookAll = true
+    for event in delivering {
+      if case .message = event {
+        if tookAll && !events(event) { tookAll = false }
+      } else {
+        _ = events(event)
+      }
     }
-    return true
+    return tookAll
   }
 
   /// Whether the broker accepted the current connection.

@@ -145,6 +145,15 @@ extension BridgeConfiguration {
     if !broker.usesTLS && (caFile != nil || certificateFile != nil) {
       return "TLS files need an mqtts:// broker"
     }
+    // A message not acknowledged (its post failed) is sent again only by a broker that
+    // still holds the session when the bridge is back, at most the longest reconnection
+    // delay later: the session must outlast that, with a margin for the connection.
+    if UInt64(sessionExpirySeconds) < 2 * UInt64(reconnectDelay.upperBound) {
+      return "bridge-session-expiry (\(sessionExpirySeconds) s) must be at least twice the "
+        + "longest bridge-reconnect delay (\(reconnectDelay.upperBound) s): the broker "
+        + "discards the session, and the messages not yet acknowledged, that long after a "
+        + "disconnection"
+    }
     return nil
   }
 }

@@ -15,10 +15,8 @@ struct Bridging {
   /// The server's own unique name: `Posted` signals it sent are never published again
   /// (they are mediated posts, published when made, or posts that came from a broker).
   var ownName = ""
-  /// Whether the connection is up: while it reconnects, a post would only wait in its
-  /// queue (lost if notifyd ends first), so posts from a broker are refused and not
-  /// acknowledged.
-  var busConnected = true
+  /// Counts the connections to the bus, the first one included.
+  var busConnections: UInt64 = 1
 }
 
 extension NotifyServer {
@@ -27,14 +25,19 @@ extension NotifyServer {
     guard !configuration.bridges.isEmpty else { return }
     let own = await connection.uniqueName?.rawValue ?? ""
     bridging.withLock { $0.ownName = own }
+    let connection = self.connection
     _ = await connection.addStateObserver { [weak self] state in
-      self?.bridging.withLock { bridging in
-        if case .connected(let unique) = state {
-          bridging.ownName = unique.rawValue
-          bridging.busConnected = true
-        } else {
-          bridging.busConnected = false
-        }
+      guard case .connected(let unique) = state, let self else { return }
+      let bridge = self.bridging.withLock { bridging in
+        if bridging.ownName != unique.rawValue { bridging.busConnections += 1 }
+        bridging.ownName = unique.rawValue
+        return bridging.bridge
+      }
+      // After a round trip the connection takes posts (it is told it is connected just
+      // before it does); the observer must not wait.
+      Task {
+        _ = try? await connection.flush()
+        bridge?.busReconnected()
       }
     }
     var hostName = [CChar](repeating: 0, count: 256)
@@ -53,7 +56,12 @@ extension NotifyServer {
       knownNames: { [weak self] in
         self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
       },
-      log: log)
+      log: log,
+      busConnection: { [weak self] in self?.bridging.withLock { $0.busConnections } ?? 0 },
+      confirmPosts: { [weak self] completion in
+        guard let self else { return completion(nil) }
+        self.confirmBridgePosts(completion)
+      })
     let bridge: Bridge
     do {
       bridge = try Bridge(configuration.bridges, host: host, context: context)
@@ -97,20 +105,44 @@ extension NotifyServer {
 
   /// Posts a name a broker sent, from the server's own connection, so receivers in
   /// mediated mode accept it too; returns whether the post was handed to the bus.
+  ///
+  /// Only a connection that is up at that moment takes it (`sendIfConnected`): a post
+  /// kept for a reconnection would be acknowledged to the broker and lost if notifyd
+  /// ended first.
   func postFromBridge(_ name: NotifyName) -> Bool {
-    guard bridging.withLock({ $0.busConnected }) else { return false }
     let (sequence, nameSequence) = state.withLock { state in
       state.postSequence += 1
       return (state.postSequence, state.postCounts.next(for: name))
     }
     do {
-      try connection.send(
+      try connection.sendIfConnected(
         NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       return true
     } catch {
       return false
     }
   }
+
+  /// Calls `completion`, after a round trip (`org.freedesktop.DBus.Peer.Ping`, 5 s at
+  /// most) on the connection that posted what brokers sent, with the count of bus
+  /// connections then (`nil` when the bus did not answer): the bus handles a
+  /// connection's messages in order, so its reply means it has every post sent before on
+  /// that connection.
+  func confirmBridgePosts(_ completion: @escaping @Sendable (UInt64?) -> Void) {
+    let connection = self.connection
+    Task { [weak self] in
+      do {
+        _ = try await connection.call(Self.bridgeConfirmationPing, timeout: .seconds(5))
+        completion(self?.bridging.withLock { $0.busConnections })
+      } catch {
+        completion(nil)
+      }
+    }
+  }
+
+  private static let bridgeConfirmationPing = Message.methodCall(
+    destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer",
+    member: "Ping")
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger
   /// value, so that every host settles on the same one.

@@ -76,7 +76,7 @@ struct BridgeConfigurationTests {
       bridge-topic-prefix site/a
       bridge-queue 5
       bridge-reconnect 1 8
-      bridge-session-expiry 0
+      bridge-session-expiry 16
       bridge mqtts://two
       bridge-namespace user.uid.1000\r
       bridge-ca-file /etc/ca.pem
@@ -92,7 +92,7 @@ struct BridgeConfigurationTests {
     #expect(bridges[0].topics.prefix == "site/a")
     #expect(bridges[0].queueLimit == 5)
     #expect(bridges[0].reconnectDelay == 1...8)
-    #expect(bridges[0].sessionExpirySeconds == 0)
+    #expect(bridges[0].sessionExpirySeconds == 16)
     #expect(bridges[0].origin == "/etc/notifybus/notify.conf:3")
     #expect(bridges[1].broker.usesTLS)
     #expect(bridges[1].caFile == "/etc/ca.pem")
@@ -117,6 +117,15 @@ struct BridgeConfigurationTests {
     ),
     (
       "bridge mqtt://h\nbridge-namespace a\nbridge-ca-file c\n", "TLS files need an mqtts:// broker"
+    ),
+    (
+      "bridge mqtt://h\nbridge-namespace a\nbridge-session-expiry 0\n",
+      ":1: bridge mqtt://h:1883: bridge-session-expiry (0 s) must be at least twice the longest "
+        + "bridge-reconnect delay (30 s)"
+    ),
+    (
+      "bridge mqtt://h\nbridge-namespace a\nbridge-reconnect 1 600\n",
+      "bridge-session-expiry (600 s) must be at least twice the longest bridge-reconnect delay"
     ),
   ])
   func badConfigurationLinesNameTheLine(text: String, expected: String) {

@@ -397,6 +397,36 @@ struct BridgeAcknowledgementTests {
       await b.waitForPosts(["group.example.during-outage"]),
       "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
   }
+
+  /// A post written to a bus that dies before routing it comes again.
+  ///
+  /// B's bus stops reading (SIGSTOP): B hands the broker's post to its connection, whose
+  /// socket takes it, and the bus dies before routing it. Acknowledged then, it would be
+  /// lost; B waits for a round trip instead, which fails, so the broker sends it again.
+  @Test func aPostTheBusNeverRoutedIsNotAcknowledgedAndComesAgain() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    let daemon = try #require(b.bus.pid)
+    Glibc.kill(daemon, SIGSTOP)
+    try await a.post("group.example.unrouted")
+    // B has it from the broker and has written its post to the stopped bus's socket.
+    try await Task.sleep(for: .seconds(2))
+    b.bus.kill()
+    try b.bus.start()
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !b.posted.contains("group.example.probe") && ContinuousClock.now < deadline {
+      try? await b.post("group.example.probe")
+      try await Task.sleep(for: .milliseconds(100))
+    }
+    #expect(
+      await b.waitForPosts(["group.example.unrouted"]),
+      "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
+    #expect(try await b.counter("Unacknowledged") >= 1)
+  }
 }
 
 extension BridgedHost {

@@ -101,6 +101,29 @@ struct BridgeResilienceTests {
     _ = a
   }
 
+  /// The catch-up posts after a lost session are owed until the bus takes them: B's bus
+  /// is away when the broker comes back without B's session.
+  @Test func theCatchUpPostsAfterALostSessionWaitForTheBus() async throws {
+    let broker = try MosquittoBroker(persistence: false)
+    let a = try await BridgedHost(["--config", fastReconnect(broker)])
+    let b = try await BridgedHost(["--config", fastReconnect(broker)])
+    try await a.post("group.example.known")
+    #expect(await b.waitForPosts(["group.example.known"]))
+    b.bus.kill()
+    broker.stop()
+    try broker.start()
+    let refused = await waitUntil(timeout: .seconds(20)) {
+      b.log.contains("could not post group.example.known on the bus")
+    }
+    #expect(refused, "\(b.log)")
+    try b.bus.start()
+    let posted = await waitUntil(timeout: .seconds(20)) {
+      b.log.contains("posted the 1 bridged names owed since the broker lost the session")
+    }
+    #expect(posted, "\(b.log)")
+    _ = a
+  }
+
   @Test func postsMadeWhileANotifydWasDownReachItWhenItComesBack() async throws {
     let broker = try MosquittoBroker()
     let a = try await host(broker)

@@ -133,6 +133,9 @@ public actor BusConnection {
   private func open() async throws(DBusError) {
     var lastError = DBusError(.noServer, "no bus to try")
     for candidate in try bus.candidates() {
+      // close() may come while a reconnection waits for its Hello: no further bus, and
+      // above all no embedded bus started for a connection that is closed.
+      guard !isClosed else { throw DBusError(.disconnected, "the connection to the bus is closed") }
       do throws(DBusError) {
         if let address = candidate.address {
           try await openConnection(to: address)
@@ -175,6 +178,10 @@ public actor BusConnection {
     } catch {
       discardConnection()
       throw error
+    }
+    guard !isClosed else {
+      discardConnection()
+      throw DBusError(.disconnected, "the connection to the bus is closed")
     }
     guard case .string(let name)? = reply.body.first, let uniqueName = try? BusName(name) else {
       discardConnection()
@@ -678,11 +685,13 @@ final class AwaitedReply: Sendable {
   /// A continuation resumed from another thread resumes its task on the generic executor
   /// (the task's executor preference, or the global pool), from where the task hops to its
   /// actor. A caller on an actor would so wake a pool thread, which wakes the actor's:
-  /// two thread switches where one does. An actor's caller therefore waits with `loop`
+  /// two thread switches where one does. A caller on an actor with an executor of its own
+  /// (the main actor, the connection, an actor on a queue) therefore waits with `loop`
   /// (the thread the completion comes from) as its executor preference: the completion
-  /// resumes it there without a wakeup, and it hops straight to its actor (on `loop`
-  /// itself when that actor is the connection). A nonisolated caller is resumed where it
-  /// waits: its own executor preference, or the pool.
+  /// resumes it there without a wakeup, and it hops straight to its actor's executor. A
+  /// default actor runs on its task's preferred executor, so it would stay on the
+  /// connection's thread after the call, running the caller's code there: it, and a
+  /// nonisolated caller, are resumed where they wait (their own preference, or the pool).
   ///
   /// The closures capture `isolation` so that they run where the caller is: a closure of
   /// the operations' nonisolated function types would otherwise start on the generic
@@ -693,7 +702,7 @@ final class AwaitedReply: Sendable {
   ) async -> Result<Message, DBusError> {
     await withTaskCancellationHandler {
       _ = isolation
-      guard isolation != nil else { return await result() }
+      guard let isolation, hasExecutorOfItsOwn(isolation) else { return await result() }
       return await withTaskExecutorPreference(loop) {
         _ = isolation
         return await result()
@@ -701,6 +710,20 @@ final class AwaitedReply: Sendable {
     } onCancel: {
       onCancel()
     }
+  }
+
+  /// Whether `actor` runs on an executor of its own rather than as a default actor.
+  ///
+  /// An `UnownedSerialExecutor` is the runtime's executor reference, two words: the
+  /// executor's identity and its implementation (the `SerialExecutor` witness table, with
+  /// flags in its low bits), which is zero for a default actor. When the layout is not
+  /// that, the answer is no: the caller then takes the path that is right for every actor.
+  private nonisolated func hasExecutorOfItsOwn(_ actor: any Actor) -> Bool {
+    guard MemoryLayout<UnownedSerialExecutor>.size == 2 * MemoryLayout<UInt>.size else {
+      return false
+    }
+    let words = unsafe unsafeBitCast(actor.unownedExecutor, to: (UInt, UInt).self)
+    return words.1 != 0
   }
 
   private func result() async -> Result<Message, DBusError> {

@@ -216,6 +216,35 @@ struct CallsOnTheConnectionsExecutorTests {
     await client.close()
     await server.close()
   }
+
+  @Test func aDefaultActorsCodeAfterACallDoesNotRunOnTheConnectionsThread() async throws {
+    let server = try await BusConnection.connect(to: .address(bus.address))
+    await server.export(at: "/calls", interface: "org.notifybus.Calls") { $0.body }
+    let name = try #require(await server.uniqueName)
+    let client = try await BusConnection.connect(to: .address(bus.address))
+    let onConnectionThread = try await PlainCaller(client).call(20, to: name)
+    #expect(onConnectionThread == Array(repeating: false, count: 20))
+    await client.close()
+    await server.close()
+  }
+}
+
+/// A default actor: it runs on its task's preferred executor, so a call must not leave it
+/// on the connection's thread.
+actor PlainCaller {
+  let client: BusConnection
+  init(_ client: BusConnection) { self.client = client }
+
+  /// Makes `count` calls; after each, whether this actor's code runs on the connection's
+  /// thread.
+  func call(_ count: Int, to name: BusName) async throws -> [Bool] {
+    var onConnectionThread: [Bool] = []
+    for index in 0..<count {
+      _ = try await client.call(CallTests.call("Echo", to: name, [.uint32(UInt32(index))]))
+      onConnectionThread.append(client.isOnConnectionThread)
+    }
+    return onConnectionThread
+  }
 }
 
 /// An actor on a serial queue of its own whose executor records, for every job it is given

@@ -97,12 +97,15 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
       &thread, nil,
       { context in
         let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+        // Set by the thread itself, so that it is set before any of its work runs and
+        // cleared (when the loop ends) after: a handle glibc gives a later thread again
+        // must not make that thread this loop's.
+        loop.threadID.store(UInt(pthread_self()), ordering: .releasing)
         loop.run()
         return nil
       }, unmanaged.toOpaque())
     precondition(result == 0, "pthread_create failed: \(Errno(rawValue: result))")
     pthread_detach(thread)
-    threadID.store(UInt(thread), ordering: .releasing)
   }
 
   deinit {
@@ -226,6 +229,7 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
           let afterEnd = DispatchQueue(label: "notifybus.dbus.closed-connection")
           afterEnd.setSpecific(key: Self.afterEndKey, value: ObjectIdentifier(self))
           queue.afterEnd = afterEnd
+          threadID.store(0, ordering: .releasing)
           ended.store(true, ordering: .releasing)
         }
         return queue.stopping

@@ -99,7 +99,12 @@ enum SpoolSuite: BenchmarkSuite {
   /// with 8 threads of its own (real threads, not Dispatch's 2-thread pool, so their
   /// enqueues group their `fdatasync`s).
   static func fill(_ container: GroupContainer, pending: Int) throws {
-    let producers = try (0..<fillProducers).map { _ in try Spool(container: container) }
+    // Room beyond `pending`: the deepest row is the default entry limit itself, and a quota
+    // check is not exact while other threads commit (Protocol/container.md §4.8).
+    let limits = SpoolLimits(maximumEntries: 2 * pending)
+    let producers = try (0..<fillProducers).map { _ in
+      try Spool(container: container, limits: limits)
+    }
     let threads = 8 * producers.count
     let failures = ConcurrentFailures()
     let done = DispatchGroup()

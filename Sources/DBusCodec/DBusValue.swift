@@ -66,23 +66,32 @@ public enum DBusValue: Hashable, Sendable {
 
   package var signatureString: String {
     switch self {
-    case .byte: "y"
-    case .boolean: "b"
-    case .int16: "n"
-    case .uint16: "q"
-    case .int32: "i"
-    case .uint32: "u"
-    case .int64: "x"
-    case .uint64: "t"
-    case .double: "d"
-    case .string: "s"
-    case .objectPath: "o"
-    case .signature: "g"
     case .bytes: "ay"
     case .array(let element, _): "a" + element.rawValue
     case .dictionary(let key, let value, _): "a{" + key.rawValue + value.rawValue + "}"
     case .structure(let fields): "(" + fields.map(\.signatureString).joined() + ")"
-    case .variant: "v"
+    default: typeCode.map { String(UnicodeScalar($0)) } ?? ""
+    }
+  }
+
+  /// The value's signature when it is one type code (a basic type or a variant); nil for
+  /// arrays, dictionaries and structures.
+  package var typeCode: UInt8? {
+    switch self {
+    case .byte: UInt8(ascii: "y")
+    case .boolean: UInt8(ascii: "b")
+    case .int16: UInt8(ascii: "n")
+    case .uint16: UInt8(ascii: "q")
+    case .int32: UInt8(ascii: "i")
+    case .uint32: UInt8(ascii: "u")
+    case .int64: UInt8(ascii: "x")
+    case .uint64: UInt8(ascii: "t")
+    case .double: UInt8(ascii: "d")
+    case .string: UInt8(ascii: "s")
+    case .objectPath: UInt8(ascii: "o")
+    case .signature: UInt8(ascii: "g")
+    case .variant: UInt8(ascii: "v")
+    case .bytes, .array, .dictionary, .structure: nil
     }
   }
 

@@ -103,29 +103,14 @@
   }
 
   private mutating func typeCodes(of value: DBusValue) {
-    let code: UInt8
-    switch value {
-    case .byte: code = UInt8(ascii: "y")
-    case .boolean: code = UInt8(ascii: "b")
-    case .int16: code = UInt8(ascii: "n")
-    case .uint16: code = UInt8(ascii: "q")
-    case .int32: code = UInt8(ascii: "i")
-    case .uint32: code = UInt8(ascii: "u")
-    case .int64: code = UInt8(ascii: "x")
-    case .uint64: code = UInt8(ascii: "t")
-    case .double: code = UInt8(ascii: "d")
-    case .string: code = UInt8(ascii: "s")
-    case .objectPath: code = UInt8(ascii: "o")
-    case .signature: code = UInt8(ascii: "g")
-    case .variant: code = UInt8(ascii: "v")
-    case .bytes:
+    if let code = value.typeCode {
+      bytes.append(code)
+    } else if case .bytes = value {
       bytes.append(UInt8(ascii: "a"))
-      code = UInt8(ascii: "y")
-    case .array, .dictionary, .structure:
+      bytes.append(UInt8(ascii: "y"))
+    } else {
       bytes.append(contentsOf: value.signatureString.utf8)
-      return
     }
-    bytes.append(code)
   }
 
   /// Appends raw bytes with no length prefix.

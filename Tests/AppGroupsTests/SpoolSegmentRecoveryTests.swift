@@ -184,14 +184,11 @@ struct SpoolSegmentRecoveryTests {
       FileManager.default.fileExists(atPath: spool.path + "/corrupt/0000000000000001.1.1.seg"))
   }
 
-  /// A segment's cursor (`<segment>.pos`) that is a FIFO or a directory is set aside.
-  ///
-  /// A FIFO opened without blocking fails every read with `EAGAIN`. The drain starts at
-  /// the segment's first record; a producer does not adopt the segment; the quota counts
-  /// every record.
-  @Test(.timeLimit(.minutes(2)), arguments: ["fifo", "directory"])
-  func aCursorThatIsNotARegularFileIsSetAside(kind: String) throws {
-    let temporary = TemporaryDirectory()
+  /// A spool holding records "a" and "b" in one segment, whose cursor is a `kind` ("fifo"
+  /// or "directory") instead of a file; the segment's name.
+  func spoolWhoseCursorIsNotARegularFile(_ kind: String, in temporary: TemporaryDirectory)
+    throws -> (spool: Spool, segment: String)
+  {
     let container = try temporary.container()
     do {
       let producer = try Spool(container: container)
@@ -201,6 +198,18 @@ struct SpoolSegmentRecoveryTests {
     let name = try segmentNames(spool)[0]
     let position = spool.path + Self.segments + Spool.positionName(of: name)
     #expect((kind == "fifo" ? mkfifo(position, 0o600) : mkdir(position, 0o700)) == 0)
+    return (spool, name)
+  }
+
+  /// A segment's cursor (`<segment>.pos`) that is a FIFO or a directory is set aside.
+  ///
+  /// A FIFO opened without blocking fails every read with `EAGAIN`. The drain starts at
+  /// the segment's first record; a producer does not adopt the segment; the quota counts
+  /// every record.
+  @Test(.timeLimit(.minutes(2)), arguments: ["fifo", "directory"])
+  func aCursorThatIsNotARegularFileIsSetAside(kind: String) throws {
+    let temporary = TemporaryDirectory()
+    let (spool, name) = try spoolWhoseCursorIsNotARegularFile(kind, in: temporary)
     let produced = bounded { () throws -> [Int] in
       let before = try spool.pendingCount()
       try spool.enqueue(payload: [1], id: "c")
@@ -224,15 +233,7 @@ struct SpoolSegmentRecoveryTests {
   @Test(.timeLimit(.minutes(2)), arguments: ["fifo", "directory"])
   func aCursorThatCannotBeSetAsideLeavesItsSegmentReadFromTheFirstRecord(kind: String) throws {
     let temporary = TemporaryDirectory()
-    let container = try temporary.container()
-    do {
-      let producer = try Spool(container: container)
-      for id in ["a", "b"] { try producer.enqueue(payload: [1], id: id) }
-    }
-    let spool = try Spool(container: container)
-    let name = try segmentNames(spool)[0]
-    let position = spool.path + Self.segments + Spool.positionName(of: name)
-    #expect((kind == "fifo" ? mkfifo(position, 0o600) : mkdir(position, 0o700)) == 0)
+    let (spool, name) = try spoolWhoseCursorIsNotARegularFile(kind, in: temporary)
     // The spool keeps `corrupt/` open: moving anything into it now fails (`ENOENT`).
     #expect(rmdir(spool.path + "/corrupt") == 0)
     let drained = boundedDrain(spool)

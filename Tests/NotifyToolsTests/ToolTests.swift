@@ -215,6 +215,55 @@ struct ToolTests {
     #expect(watch.readLine(milliseconds: 10_000) == "e.f")
   }
 
+  /// A watcher on the automatic bus whose session bus restarts goes back to that bus.
+  ///
+  /// The choice of bus is made once. Made again at each attempt, it fell through to the
+  /// embedded bus while the session bus was away and stayed there, where no session peer
+  /// posts.
+  @Test func watchOnTheAutomaticBusReconnectsToTheSessionBusItChose() throws {
+    let runtime = TemporaryDirectory("notifybus-runtime")
+    let log = runtime.path("watch.log")
+    var merged = Products.currentEnvironment()
+    merged["DBUS_SESSION_BUS_ADDRESS"] = bus.address.rawValue
+    merged["NOTIFYBUS_BUS_ADDRESS"] = ""
+    merged["XDG_RUNTIME_DIR"] = runtime.path
+    let watch = try Subprocess.spawn(
+      Products.path("notify-watch"), arguments: ["i.j"], environment: merged,
+      captureOutput: true, errorFile: log)
+    let embeddedBus = runtime.path("notifybus")
+    defer {
+      watch.kill()
+      watch.wait()
+      // An embedded bus the watcher may have started: stopped, so it outlives no test.
+      if let pid = readFile(embeddedBus + "/bus.pid"), let number = pid_t(pid.filter(\.isNumber)) {
+        kill(number, SIGTERM)
+      }
+    }
+    try waitForWatchers()
+    func waitForLog(_ text: String) throws -> String {
+      let deadline = ContinuousClock.now + .seconds(20)
+      var contents = ""
+      while ContinuousClock.now < deadline {
+        contents = try Products.runCommand("cat", [log]).output
+        if contents.contains(text) { break }
+        usleep(50_000)
+      }
+      return contents
+    }
+    bus.kill()
+    let lost = try waitForLog("notify-watch: lost the bus at \(bus.address.rawValue)")
+    #expect(lost.contains("lost the bus"), "\(lost)")
+    // Several attempts (25, 50, 100 ms apart) find the session bus gone.
+    usleep(400_000)
+    try bus.start()
+    let back = try waitForLog("notify-watch: reconnected to")
+    #expect(back.contains("reconnected to \(bus.address.rawValue)"), "\(back)")
+    #expect(access(embeddedBus, F_OK) != 0, "an embedded bus was started: \(back)")
+    #expect(watch.readLine(milliseconds: 10_000) == "i.j")
+    _ = try Products.run("notify-post", ["i.j"], environment: environment)
+    #expect(watch.readLine(milliseconds: 10_000) == "i.j")
+  }
+
   /// Issue 17 item 8: with SIGPIPE ignored, a write to a closed pipe ends the tool with the
   /// documented message and status 1.
   @Test(arguments: [

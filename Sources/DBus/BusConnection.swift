@@ -717,7 +717,11 @@ final class AwaitedReply: Sendable {
   ) async -> Result<Message, DBusError> {
     await withTaskCancellationHandler {
       _ = isolation
-      guard let isolation, hasExecutorOfItsOwn(isolation) else { return await result() }
+      // Not `guard let isolation`: the closure below must capture the isolated parameter
+      // itself to run where the caller is; capturing a local copy of it made the closure
+      // nonisolated, so the caller hopped to the connection's thread to wait (one more
+      // wakeup of that thread, and a write and a read of its wake pipe, per call).
+      guard let actor = isolation, hasExecutorOfItsOwn(actor) else { return await result() }
       return await withTaskExecutorPreference(thread) {
         _ = isolation
         return await result()

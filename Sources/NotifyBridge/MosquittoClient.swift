@@ -25,21 +25,23 @@ import Synchronization
 /// once `io` is released, so `events` may publish and subscribe.
 ///
 /// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
-/// on the local bus) and `confirm`'s round trip says the bus has it: libmosquitto queues
-/// the PUBACK as it reads the PUBLISH, and until the connection thread has handed the
-/// messages read to `events` and the round trip is back, publishers only queue their
-/// packets (`holding`) and the thread writes nothing, so no PUBACK goes first. The
-/// thread reads on meanwhile (the broker sends at most its in-flight limit before it
-/// waits for PUBACKs), and a round trip started after the last posts covers them all.
-/// When `events` does not take a message or the bus does not confirm, the connection
-/// ends before anything queued is written: the broker, which keeps the session, sends
-/// every unacknowledged message again after the reconnection.
+/// on the local bus) and `acknowledgements` says the bus has every post made so far:
+/// libmosquitto queues the PUBACK as it reads the PUBLISH, and until the connection
+/// thread has handed the messages read to `events` and the bus has confirmed their posts,
+/// publishers only queue their packets (`holding`) and nothing is written, so no PUBACK
+/// goes first. The thread reads on meanwhile (the broker sends at most its in-flight
+/// limit before it waits for PUBACKs). The confirmation comes on another thread, which
+/// calls ``acknowledge()``: that thread then writes what waits itself, with no wake of
+/// the connection thread. When `events` does not take a message or the bus cannot
+/// confirm, the connection ends before anything queued is written: the broker, which
+/// keeps the session, sends every unacknowledged message again after the reconnection.
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
-  // thread uses it; `up` and `pending` are read and written only with `io` held;
-  // `delivering` and `thread` only by the connection thread (`thread` is written before
-  // it starts); `stopping` and `isConnected` are atomics; the rest is set in init.
+  // thread uses it; `up`, `pending`, `holding` and `handingOver` are read and written only
+  // with `io` held; `delivering` and `thread` only by the connection thread (`thread` is
+  // written before it starts); `stopping` and `isConnected` are atomics; the rest is set
+  // in init.
 
   /// What libmosquitto reported.
   enum Event {
@@ -55,6 +57,21 @@ final class MosquittoClient: @unchecked Sendable {
     case published(id: Int32, reason: Int32)
     /// The broker answered a subscription, one reason (granted QoS, or ≥ 0x80) per filter.
     case subscribed(id: Int32, reasons: [Int32])
+    /// The bus will not confirm the posts of messages taken (``Acknowledgements/failed``):
+    /// the connection ends, so none of what was read since the last PUBACKs is
+    /// acknowledged.
+    case unconfirmed
+  }
+
+  /// Whether the messages `events` took may be acknowledged.
+  enum Acknowledgements {
+    /// The bus has every post made for them: their PUBACKs may go.
+    case due
+    /// Some posts wait for the bus's confirmation.
+    case held
+    /// Some posts will not be confirmed (the bus connection was lost, or it did not
+    /// answer in time).
+    case failed
   }
 
   struct Settings {
@@ -77,16 +94,9 @@ final class MosquittoClient: @unchecked Sendable {
   /// Returns whether it took the event: `false` for a message that could not be posted,
   /// which then is not acknowledged.
   private let events: @Sendable (Event) -> Bool
-  /// Starts a round trip that confirms the posts `events` made so far, calling its
-  /// argument (on any thread) with whether the bus has them; returns `false`, and calls
-  /// nothing, when there is nothing to confirm.
-  private let confirm: @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
-  /// The answer to the round trip `confirmGeneration` started: the generation times 4,
-  /// plus 1 when confirmed, 2 when not (0 while waiting).
-  private let confirmation = Atomic<Int>(0)
-  /// The round trip in flight (if `confirming`); connection thread only.
-  private var confirmGeneration = 0
-  private var confirming = false
+  /// Whether the posts `events` made for the messages it took are all confirmed; asked
+  /// with `io` held (it must not call back into the client).
+  private let acknowledgements: @Sendable () -> Acknowledgements
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
@@ -104,11 +114,16 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// With `io` held only.
   private var pending: [Event] = []
+  /// Whether PUBACKs queued by libmosquitto must wait: the connection thread is handing
+  /// the messages it read to `events`, or the bus has not confirmed their posts yet.
+  ///
+  /// Publishers then only queue their packets (the thread that ends the wait writes them
+  /// after). With `io` held only.
+  private var holding = false
   /// Whether the connection thread is handing messages it read to `events`.
   ///
-  /// Their PUBACKs are queued and must wait for that, so publishers only queue packets
-  /// (the connection thread writes them after). With `io` held only.
-  private var holding = false
+  /// Until it is done, ``acknowledge()`` writes nothing. With `io` held only.
+  private var handingOver = false
   /// The batch being handed to `events`, swapped with `pending`.
   ///
   /// Connection thread only.
@@ -129,12 +144,12 @@ final class MosquittoClient: @unchecked Sendable {
   ///   file it cannot read, say).
   init(
     _ settings: Settings, events: @escaping @Sendable (Event) -> Bool,
-    confirm: @escaping @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
+    acknowledgements: @escaping @Sendable () -> Acknowledgements
   ) throws(BridgeError) {
     _ = Self.initialized
     self.settings = settings
     self.events = events
-    self.confirm = confirm
+    self.acknowledgements = acknowledgements
     var ends: [CInt] = [-1, -1]
     guard pipe(&ends) == 0 else {
       throw BridgeError(.client, "cannot make the bridge's wake pipe: \(Self.errnoText())")
@@ -259,10 +274,10 @@ final class MosquittoClient: @unchecked Sendable {
         }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
-        confirming = false
         let answered = locked { () -> Bool in
           up = false
           holding = false
+          handingOver = false
           return self.answered
         }
         let stopped = stopping.load(ordering: .acquiring)
@@ -336,18 +351,9 @@ final class MosquittoClient: @unchecked Sendable {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
       }
-      if confirming {
-        let answer = confirmation.load(ordering: .acquiring)
-        if answer / 4 == confirmGeneration && answer % 4 == 2 {
-          return teardown("the bus did not confirm the posts of what was received")
-        }
-        // Confirmed: what was posted since that round trip started needs one more.
-        if answer / 4 == confirmGeneration && answer % 4 == 1 { startConfirming() }
-      }
       var code = Self.success
       if descriptors[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-        let messagesRead: Bool
-        (code, messagesRead) = locked { () -> (Int32, Bool) in
+        code = locked { () -> Int32 in
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
@@ -355,29 +361,44 @@ final class MosquittoClient: @unchecked Sendable {
           let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
-          holding =
-            confirming
-            || pending[reported...].contains { if case .message = $0 { true } else { false } }
+          if pending[reported...].contains(where: { if case .message = $0 { true } else { false } })
+          {
+            holding = true
+            handingOver = true
+          }
           swap(&pending, &delivering)
-          return (read, holding)
+          return read
         }
         if !deliver() { return teardown("a received message could not be posted on the bus") }
-        if messagesRead && !confirming { startConfirming() }
       }
-      if code == Self.success && confirming {
-        // Nothing is written until the bus confirmed: poll to read, not to write.
-        (socket, wantsWrite) = locked { nextPoll() }
-        wantsWrite = false
-      } else if code == Self.success {
+      if code == Self.success {
+        var failed = false
         (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
-          holding = false
+          handingOver = false
+          if holding {
+            switch acknowledgements() {
+            case .due: holding = false
+            case .held: break
+            case .failed: failed = true
+            }
+          }
           var result = Self.success
-          if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
-          if result == Self.success { result = mosquitto_loop_misc(handle) }
-          if result != Self.success { up = false }
+          // While holding, nothing is written (the PUBACKs wait), and libmosquitto's
+          // keep-alive, which would write them too, waits (at most the time the bus has to
+          // confirm, shorter than any keep-alive).
+          if !holding {
+            if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
+            if result == Self.success { result = mosquitto_loop_misc(handle) }
+            if result != Self.success { up = false }
+          }
           swap(&pending, &delivering)
           let (socket, wantsWrite) = nextPoll()
-          return (result, socket, wantsWrite)
+          return (result, socket, wantsWrite && !holding)
+        }
+        if failed {
+          delivering.removeAll(keepingCapacity: true)
+          _ = events(.unconfirmed)
+          return teardown("the bus did not confirm the posts of what was received")
         }
         // What `events` publishes now and cannot finish wakes the poll.
         _ = deliver()
@@ -388,24 +409,42 @@ final class MosquittoClient: @unchecked Sendable {
     return ((Self.success, nil, false), heard)
   }
 
-  /// Starts a round trip for the posts made so far, if any (`confirming` says).
-  private func startConfirming() {
-    confirmGeneration += 1
-    let generation = confirmGeneration
-    confirming = confirm { [weak self] confirmed in
-      guard let self else { return }
-      self.confirmation.store(generation * 4 + (confirmed ? 1 : 2), ordering: .releasing)
-      self.wake()
+  /// The bus confirmed posts (on the calling thread, notifyd's D-Bus thread): writes
+  /// the PUBACKs and packets that waited, if `acknowledgements` now says they are due and
+  /// the connection thread is not handing messages over (it decides once it is done).
+  ///
+  /// What the socket does not take, or a failure, wakes the connection thread, which
+  /// finishes it.
+  func acknowledge() {
+    let unfinished = locked { () -> Bool in
+      guard up, holding, !handingOver else { return false }
+      switch acknowledgements() {
+      case .due:
+        holding = false
+        let reported = pending.count
+        var code = Self.success
+        if mosquitto_want_write(handle) { code = mosquitto_loop_write(handle, 1) }
+        return code != Self.success || mosquitto_want_write(handle) || pending.count > reported
+      case .held:
+        return false
+      case .failed:
+        return true
+      }
     }
+    if unfinished { wake() }
   }
+
+  /// Wakes the connection thread to see that the posts will not be confirmed
+  /// (`acknowledgements` says ``Acknowledgements/failed`` now).
+  func confirmationFailed() { wake() }
 
   /// Ends the connection before anything queued (the batch's PUBACKs) is written.
   private func teardown(_ why: String) -> (
     ended: (code: Int32, text: String?, shut: Bool), heard: Bool
   ) {
-    confirming = false
     locked {
       holding = false
+      handingOver = false
       up = false
       shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
     }

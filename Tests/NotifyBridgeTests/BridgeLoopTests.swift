@@ -365,6 +365,8 @@ struct BridgeAcknowledgementTests {
       }
     }
     #expect(checked >= 250, "\(checked) of 300 PUBLISH/PUBACK pairs found in the trace")
+    // Every post came back from B's bus in time: no message went unacknowledged.
+    #expect(try await b.counter("Unacknowledged") == 0, "B: \(b.log)")
     #expect(early.count == 0, "acknowledged before their post: \(early.prefix(5))")
   }
 
@@ -426,6 +428,67 @@ struct BridgeAcknowledgementTests {
       await b.waitForPosts(["group.example.unrouted"]),
       "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
     #expect(try await b.counter("Unacknowledged") >= 1)
+  }
+
+  /// A post the bus takes but does not route within 5 s (it hangs: SIGSTOP) is not
+  /// acknowledged, and comes again once the broker connection is back.
+  @Test func aPostTheBusDoesNotRouteInTimeIsNotAcknowledgedAndComesAgain() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    let daemon = try #require(b.bus.pid)
+    Glibc.kill(daemon, SIGSTOP)
+    try await a.post("group.example.late")
+    // Past the 5 s the bus has to route it (notifyd looks at least once a second).
+    try await Task.sleep(for: .seconds(7))
+    Glibc.kill(daemon, SIGCONT)
+    #expect(await b.waitForPosts(["group.example.late"]), "\(b.posted)\nB: \(b.log)")
+    #expect(try await b.waitForCounter("Unacknowledged", atLeast: 1) >= 1, "B: \(b.log)")
+    #expect(b.log.contains("the bus did not confirm the posts just received"), "B: \(b.log)")
+    // The broker sends it again after the reconnection: at least once.
+    let deadline = ContinuousClock.now + .seconds(20)
+    while b.count("group.example.late") < 2 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(b.count("group.example.late") == 2, "\(b.posted)\nB: \(b.log)")
+  }
+
+  /// The post notifyd makes for a broker's message comes back to it from its bus (it
+  /// watches every post), which confirms it: no round trip to the bus per message, and
+  /// the PUBACKs still go (the broker sends at most 20 unacknowledged messages).
+  @Test func aBridgedPostIsConfirmedByItsOwnReturnWithoutARoundTrip() async throws {
+    let broker = try MosquittoBroker()
+    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
+    let a = try await BridgedHost(arguments)
+    let b = try await BridgedHost(arguments)
+    try await a.post("group.example.before")
+    #expect(await b.waitForPosts(["group.example.before"]))
+    let monitor = try Subprocess.spawn(
+      "dbus-monitor",
+      arguments: ["--address", b.bus.address.rawValue, "type='method_call',member='Ping'"],
+      captureOutput: true)
+    defer {
+      monitor.kill()
+      monitor.wait()
+    }
+    // dbus-monitor is monitoring once it has given up the name the bus gave it.
+    while let line = monitor.readLine(milliseconds: 10_000), !line.contains("member=NameLost") {}
+    let names = (1...60).map { "group.example.confirmed\($0)" }
+    for name in names {
+      try await a.post(try NotifyName(name))
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    #expect(await b.waitForPosts(names), "\(b.posted.count)\nB: \(b.log)")
+    #expect(try await b.waitForCounter("Received", atLeast: 61) == 61)
+    #expect(try await b.counter("Unacknowledged") == 0)
+    var pings = 0
+    while let line = monitor.readLine(milliseconds: 1000) {
+      if line.contains("member=Ping") { pings += 1 }
+    }
+    #expect(pings == 0, "notifyd B made \(pings) round trips for 60 posts")
   }
 }
 

@@ -19,4 +19,11 @@ public struct PostCounts: Sendable {
     counts[name] = count
     return count
   }
+
+  /// Undoes the ``next(for:)`` that returned `count`, if it is still the name's latest (a
+  /// post that was not made, so the next one takes the same count).
+  public mutating func giveBack(_ count: UInt64, for name: NotifyName) {
+    guard let index = counts.index(forKey: name), counts.values[index] == count else { return }
+    if count > 1 { counts.values[index] = count - 1 } else { counts.remove(at: index) }
+  }
 }

@@ -284,7 +284,7 @@ final class MosquittoClient: @unchecked Sendable {
         // Each connection makes libmosquitto's socket pair anew.
         locked {
           up = true
-          Self.silenceSocketPair(of: handle)
+          Self.closeSocketPair(of: handle)
         }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
@@ -514,51 +514,54 @@ final class MosquittoClient: @unchecked Sendable {
       + "(at the latest its keep-alive)"
   }
 
-  /// `/dev/null`, opened once, close-on-exec.
-  private static let nullDevice = open("/dev/null", O_WRONLY | O_CLOEXEC)
-
-  /// Points the write end of libmosquitto's own socket pair at `/dev/null`; with `io`
-  /// held, once the connection's pair exists.
+  /// Closes libmosquitto's own socket pair and leaves it without one; with `io` held,
+  /// once the connection's pair exists.
   ///
   /// libmosquitto writes a byte to the pair for every packet it queues, to wake
   /// `mosquitto_loop`, which the bridge does not use: nothing reads the pair. Left alone
   /// it fills after 278 packets (Linux), and every later packet costs a failed write
-  /// that also leaves `errno` at EAGAIN; a write to `/dev/null` always succeeds and
-  /// costs less than one to a socket (1.3 µs less here). The descriptor stays
-  /// libmosquitto's, which closes it as before.
+  /// that also leaves `errno` at EAGAIN. libmosquitto 2.0 writes to the pair, and closes
+  /// it (at the next connection, which makes a new one, and in `mosquitto_destroy`), only
+  /// when its descriptors are not `INVALID_SOCKET` (-1), as after a failed
+  /// `socketpair(2)`: with both ends closed and set to -1, a packet costs its own write
+  /// only. (Pointing the write end at `/dev/null`, as before, still cost a `write(2)` a
+  /// packet, made before the PUBLISH itself, on the hop's path.)
   ///
   /// Only with a libmosquitto whose client structure is known (``knowsClientLayout``);
   /// libmosquitto 2.0.11 has no option to go without the pair.
-  private static func silenceSocketPair(of handle: OpaquePointer) {
-    guard knowsClientLayout else { return }
-    let writeEnd = socketPairWriteEnd(of: handle)
-    guard writeEnd >= 0, nullDevice >= 0 else { return }
-    _ = notifybus_dup_cloexec(nullDevice, writeEnd)
+  private static func closeSocketPair(of handle: OpaquePointer) {
+    guard knowsClientLayout, let (readEnd, writeEnd) = socketPair(of: handle) else { return }
+    let fields = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: CInt.self)
+    fields[1] = -1
+    fields[2] = -1
+    close(readEnd)
+    close(writeEnd)
   }
 
   /// Whether the libmosquitto running is a 2.0 release (tested: 2.0.11, Debian 12), whose
-  /// client structure starts as ``socketPairWriteEnd(of:)`` reads it; any other leaves
-  /// the pair alone.
+  /// client structure starts as ``socketPair(of:)`` reads it; any other leaves the pair
+  /// alone.
   private static let knowsClientLayout: Bool = {
     var (major, minor, revision): (Int32, Int32, Int32) = (0, 0, 0)
     _ = mosquitto_lib_version(&major, &minor, &revision)
     return major == 2 && minor == 0
   }()
 
-  /// The write end of the socket pair libmosquitto keeps for `mosquitto_loop`, or -1.
+  /// The read and write ends of the socket pair libmosquitto keeps for `mosquitto_loop`.
   ///
-  /// libmosquitto has no call that returns it. Its client structure starts, in every
-  /// release from 1.4 to 2.0 (only 2.0 is used: ``knowsClientLayout``), with the socket, then the pair's read and write ends
-  /// (`mosq_sock_t sock, sockpairR, sockpairW`); the first is checked against
-  /// `mosquitto_socket`, and both ends must be stream sockets of the Unix domain made by
-  /// this process, or the pair is left alone (its writes then fail once it is full,
-  /// which costs a system call and nothing else).
-  private static func socketPairWriteEnd(of handle: OpaquePointer) -> CInt {
+  /// libmosquitto has no call that returns them. Its client structure starts, in every
+  /// release from 1.4 to 2.0 (only 2.0 is used: ``knowsClientLayout``), with the
+  /// socket, then the pair's read and write ends (`mosq_sock_t sock, sockpairR,
+  /// sockpairW`); the first is checked against `mosquitto_socket`, and both ends must be
+  /// stream sockets of the Unix domain made by this process, or the pair is left alone
+  /// (`nil`: its writes then fail once it is full, which costs a system call and nothing
+  /// else).
+  private static func socketPair(of handle: OpaquePointer) -> (CInt, CInt)? {
     let fields = UnsafeRawPointer(handle).assumingMemoryBound(to: CInt.self)
     let (socket, readEnd, writeEnd) = (fields[0], fields[1], fields[2])
     guard socket >= 0, socket == mosquitto_socket(handle), readEnd >= 0, writeEnd >= 0,
       readEnd != writeEnd, readEnd != socket, writeEnd != socket
-    else { return -1 }
+    else { return nil }
     func isOwnUnixStream(_ fd: CInt) -> Bool {
       var value: CInt = 0
       var length = socklen_t(MemoryLayout<CInt>.size)
@@ -572,7 +575,7 @@ final class MosquittoClient: @unchecked Sendable {
       return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) == 0
         && peer.pid == getpid()
     }
-    return isOwnUnixStream(readEnd) && isOwnUnixStream(writeEnd) ? writeEnd : -1
+    return isOwnUnixStream(readEnd) && isOwnUnixStream(writeEnd) ? (readEnd, writeEnd) : nil
   }
 
   /// The socket to poll and whether to poll it for writing; with `io` held.

@@ -213,23 +213,25 @@ struct BridgeTLSRecordTests {
 /// Finding B2: libmosquitto writes a byte to a socket pair of its own for every packet it
 /// queues (to wake its own loop, which the bridge does not use): undrained, the pair fills
 /// after some hundreds of packets and every later write fails (EAGAIN), seen by strace.
+///
+/// The bridge closes the pair, so a packet costs its own write only.
 @Suite(
   .enabled(
     if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
       && access("/usr/bin/strace", X_OK) == 0),
   .serialized, .timeLimit(.minutes(3)))
 struct BridgeSocketPairTests {
-  @Test func libmosquittosWakeWritesNeverFail() async throws {
+  @Test func libmosquittoMakesNoWakeWrites() async throws {
     let broker = try MosquittoBroker()
     let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
     let a = try await BridgedHost(arguments)
     let b = try await BridgedHost(arguments)
     let directory = broker.directory
-    // Every thread of both notifyds, failed write(2)s only.
+    // Every write(2) of every thread of both notifyds, with what each descriptor is.
     var tracers: [Subprocess] = []
     for (label, host) in [("a", a), ("b", b)] {
       tracers.append(
-        try host.trace(["-Z", "-e", "trace=write"], to: "\(directory)/strace.\(label)"))
+        try host.trace(["-yy", "-e", "trace=write"], to: "\(directory)/strace.\(label)"))
     }
     try await Task.sleep(for: .milliseconds(500))
     // Past the pair's room (278 one-byte writes on Linux): a PUBLISH and a PUBACK a post.
@@ -247,11 +249,21 @@ struct BridgeSocketPairTests {
       _ = tracer.wait(milliseconds: 10_000)
     }
     for label in ["a", "b"] {
-      let failed =
-        (try? String(contentsOfFile: "\(directory)/strace.\(label)", encoding: .utf8)) ?? ""
-      let again = failed.split(separator: "\n").filter { $0.contains("EAGAIN") }
-      let failures = again.count
-      #expect(failures == 0, "notifyd \(label): failed writes such as \(again.prefix(3))")
+      let lines =
+        ((try? String(contentsOfFile: "\(directory)/strace.\(label)", encoding: .utf8)) ?? "")
+        .split(separator: "\n")
+      // The PUBLISHes (A) and PUBACKs (B) go to the broker's TCP socket; libmosquitto's
+      // wake byte would go to its Unix socket pair (or /dev/null, where the bridge once
+      // pointed it), and fail once the pair is full.
+      let packets = lines.count { $0.contains("write(") && $0.contains("<TCP:") }
+      let wakes = lines.filter {
+        $0.contains("write(") && ($0.contains("<UNIX-STREAM:") || $0.contains("</dev/null>"))
+      }
+      let failures = lines.filter { $0.contains("EAGAIN") }
+      #expect(packets >= 600, "notifyd \(label): \(packets) writes to the broker")
+      #expect(
+        wakes.isEmpty, "notifyd \(label): \(wakes.count) wake writes such as \(wakes.prefix(2))")
+      #expect(failures.isEmpty, "notifyd \(label): failed writes such as \(failures.prefix(3))")
     }
   }
 }
@@ -365,8 +377,6 @@ struct BridgeAcknowledgementTests {
       }
     }
     #expect(checked >= 250, "\(checked) of 300 PUBLISH/PUBACK pairs found in the trace")
-    // Every post came back from B's bus in time: no message went unacknowledged.
-    #expect(try await b.counter("Unacknowledged") == 0, "B: \(b.log)")
     #expect(early.count == 0, "acknowledged before their post: \(early.prefix(5))")
   }
 

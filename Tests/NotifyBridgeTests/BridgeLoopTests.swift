@@ -257,7 +257,7 @@ struct BridgeSocketPairTests {
       // pointed it), and fail once the pair is full.
       let packets = lines.count { $0.contains("write(") && $0.contains("<TCP:") }
       let wakes = lines.filter {
-        $0.contains("write(") && ($0.contains("<UNIX-STREAM:") || $0.contains("</dev/null>"))
+        $0.contains("write(") && ($0.contains("<UNIX-STREAM:") || $0.contains("</dev/null"))
       }
       let failures = lines.filter { $0.contains("EAGAIN") }
       #expect(packets >= 600, "notifyd \(label): \(packets) writes to the broker")

@@ -23,7 +23,8 @@ public final class Bridge: Sendable {
     ///
     /// Returns whether the post was handed to the bus: a received message whose post was
     /// not is not acknowledged, so the broker sends it again. One that was is
-    /// acknowledged once the post comes back to notifyd from its bus (``routed(sequence:connection:)``).
+    /// acknowledged once the post comes back to notifyd from its bus
+    /// (``Bridge/routed(sequence:connection:)``).
     public var post: @Sendable (NotifyName, (UInt64) -> Void) -> Bool
     /// Applies a state received from a broker under notifyd's restore rule (the newer
     /// set time wins).

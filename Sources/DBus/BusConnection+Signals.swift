@@ -1,5 +1,11 @@
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// One subscriber to messages that match a rule.
 ///
 /// A class, as is ``RuleEntry``: the connection keeps them in dictionaries sized for
@@ -183,12 +189,26 @@ extension BusConnection {
     ruleSets.reduce(rules.count) { $0 + $1.count }
   }
 
+  /// Reads a signal libdbus received and routes it to the subscribers whose rules match
+  /// it.
+  ///
+  /// Its arguments are read into ``signalArguments``' storage, which the next signal
+  /// reuses once the handlers have let go of this one (see
+  /// ``MessageCoding/decode(_:strings:body:)``); storage grown past a few arguments is
+  /// let go.
+  func deliverSignal(_ raw: OpaquePointer) {
+    route(MessageCoding.decode(raw, strings: &decodedStrings, body: &signalArguments))
+    // The message is gone unless a handler kept it: free what its arguments hold now,
+    // not when the next signal comes.
+    signalArguments.removeAll(keepingCapacity: signalArguments.capacity <= 8)
+  }
+
   /// Routes a received signal to the subscribers whose rules match it.
   ///
   /// Subscribers are indexed by interface, as the bus daemon indexes rules, so a signal
   /// is checked only against the rules for its interface and the rules with none; a rule
   /// set is checked with one lookup of the interface and its template.
-  func deliverSignal(_ message: Message) {
+  private func route(_ message: Message) {
     if let interface = message.interface {
       if let ids = subscribersByInterface[interface] {
         for id in ids {
@@ -197,7 +217,7 @@ extension BusConnection {
           }
         }
       }
-      for set in ruleSets where set.contains(interface) && set.template.matches(message) {
+      for set in ruleSets where set.matches(message, interface: interface) {
         set.deliver(message)
       }
     }
@@ -374,6 +394,14 @@ final class RuleSetState {
     }
   }
 
+  /// Whether a received signal, whose interface is `interface`, matches one of the set's
+  /// rules: the template, with an interface of the set.
+  ///
+  /// The template is read in place (through `self`), not copied per signal.
+  func matches(_ message: Message, interface: InterfaceName) -> Bool {
+    contains(interface) && template.matches(message)
+  }
+
   /// Whether a received signal's interface is one of the set's, without allocating.
   ///
   /// Over the interface's bytes in place (its storage is contiguous: it was made from a
@@ -387,12 +415,12 @@ final class RuleSetState {
     let prefixLength = prefixBytes.count
     guard text.count >= prefixLength,
       prefixBytes.withUnsafeBufferPointer({
-        UnsafeBufferPointer(rebasing: text[..<prefixLength]).elementsEqual($0)
+        Self.sameBytes(UnsafeBufferPointer(rebasing: text[..<prefixLength]), $0)
       })
     else { return false }
     let rest = UnsafeBufferPointer(rebasing: text[prefixLength...])
     if let entry = byHash[Self.hash(rest)],
-      entry.suffix.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(rest) })
+      entry.suffix.utf8.withContiguousStorageIfAvailable({ Self.sameBytes($0, rest) })
         ?? entry.suffix.utf8.elementsEqual(rest)
     {
       return true
@@ -409,6 +437,14 @@ final class RuleSetState {
     var rule = template
     rule.interface = InterfaceName(unchecked: prefix + suffix)
     return rule.description
+  }
+
+  /// Whether two buffers hold the same bytes: one `memcmp` (the generic `elementsEqual`
+  /// compares a byte at a time).
+  private static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>)
+    -> Bool
+  {
+    a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
   }
 
   /// 64-bit FNV-1a.

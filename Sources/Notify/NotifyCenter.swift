@@ -195,9 +195,10 @@ public final class NotifyCenter: Sendable {
       // Counted and sent under one lock, so the counts go out in order.
       try postCounts.withLock { counts throws(DBusError) in
         counts.all += 1
+        let (nameSequence, interface) = counts.names.nextPost(of: name)
         try connection.send(
           NotifyWire.signal(
-            for: name, sequence: counts.all, nameSequence: counts.names.next(for: name)))
+            for: name, sequence: counts.all, nameSequence: nameSequence, interface: interface))
       }
     } catch {
       throw NotifyError(.failed, "cannot post '\(name)': \(error.message)", cause: .bus(error))
@@ -498,7 +499,7 @@ public final class NotifyCenter: Sendable {
     // One lock for the gap check and the post.
     let actions = registry.withLock { registry -> Registry.Actions? in
       if let sender, let nameSequence,
-        registry.isGap(from: sender, name: name, count: nameSequence)
+        registry.nameSequences.isGap(from: sender, name: name, count: nameSequence)
       {
         return nil
       }
@@ -539,7 +540,7 @@ public final class NotifyCenter: Sendable {
         registry.sequenceGaps += 1
       } else {
         // A new bus hands out the old unique names again.
-        registry.lastNameSequences.removeAll()
+        registry.nameSequences.removeAll()
       }
       return registry.resynchronizeAll()
     }
@@ -583,10 +584,13 @@ public final class NotifyCenter: Sendable {
   public func check(_ token: NotifyToken) throws(NotifyError) -> Bool {
     try checkUsable()
     return try registry.withLock { registry throws(NotifyError) in
-      guard var registration = registry.registrations[token] else { throw Self.invalid(token) }
-      let changed = registration.postCount != registration.checkedCount
-      registration.checkedCount = registration.postCount
-      registry.registrations[token] = registration
+      // In place: a copy of the registration would retain and release what it holds.
+      guard let index = registry.registrations.index(forKey: token) else {
+        throw Self.invalid(token)
+      }
+      let postCount = registry.registrations.values[index].postCount
+      let changed = postCount != registry.registrations.values[index].checkedCount
+      registry.registrations.values[index].checkedCount = postCount
       return changed
     }
   }
@@ -620,8 +624,11 @@ public final class NotifyCenter: Sendable {
   ///   that is not live.
   public func postCount(_ token: NotifyToken) throws(NotifyError) -> UInt64 {
     try registry.withLock { registry throws(NotifyError) in
-      guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
-      return registration.postCount - 1
+      // In place: a copy of the registration would retain and release what it holds.
+      guard let index = registry.registrations.index(forKey: token) else {
+        throw Self.invalid(token)
+      }
+      return registry.registrations.values[index].postCount - 1
     }
   }
 

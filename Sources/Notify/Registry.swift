@@ -213,36 +213,55 @@ struct Registry {
     var actions = Actions()
     guard let tokens = subjects[subject]?.tokens else { return actions }
     for token in tokens {
-      // In place: a copy of the registration would retain and release what it holds.
       guard let index = registrations.index(forKey: token) else { continue }
-      registrations.values[index].postCount += 1
       // The registration's counter starts at 1 (Darwin's, so a first check is true); the
       // event counts posts, so its first is 1.
-      let postCount = registrations.values[index].postCount - 1
-      record(at: index, into: &actions) {
+      record(at: index, into: &actions) { postCount in
         NotifyEvent(
-          token: token, name: name, postCount: postCount, sender: sender, sequence: sequence,
-          nameSequence: nameSequence, isResynchronization: resynchronization)
+          token: token, name: name, postCount: postCount - 1, sender: sender,
+          sequence: sequence, nameSequence: nameSequence, isResynchronization: resynchronization)
       }
     }
     return actions
   }
 
-  /// Delivers a post to the registration at `index` (its count already raised), or
-  /// keeps it for the last resume when the registration is suspended; `event` is made
-  /// only when a stream or a suspension needs it.
+  /// Raises the post count of the registration at `index` and delivers the post to it, or
+  /// keeps it for the last resume when the registration is suspended; `event` (given the
+  /// raised count) is made only when a stream or a suspension needs it.
   mutating func record(
     at index: Dictionary<NotifyToken, Registration>.Index, into actions: inout Actions,
-    event: () -> NotifyEvent
+    event: (_ postCount: UInt64) -> NotifyEvent
   ) {
-    if registrations.values[index].suspendCount > 0 {
-      registrations.values[index].deferred = DeferredPost(event())
-    } else if Self.deliver(
-      registrations.values[index].delivery, token: registrations.keys[index], event: event,
-      into: &actions)
-    {
-      deliveries += 1
+    if Self.record(&registrations.values[index], into: &actions, event: event) { deliveries += 1 }
+  }
+
+  /// ``record(at:into:event:)`` on the registration in place; whether the post counts as
+  /// a delivery.
+  ///
+  /// In place through `values`' modify accessor: its getter copies the whole
+  /// registration, a retain and release of all it holds.
+  private static func record(
+    _ registration: inout Registration, into actions: inout Actions,
+    event: (_ postCount: UInt64) -> NotifyEvent
+  ) -> Bool {
+    registration.postCount += 1
+    let postCount = registration.postCount
+    if registration.suspendCount > 0 {
+      registration.deferred = DeferredPost(event(postCount))
+      return false
     }
+    return deliver(
+      registration.delivery, token: registration.token, event: { event(postCount) },
+      into: &actions)
+  }
+
+  /// `body` on the registration of `token`, in place (see ``record(at:into:event:)``);
+  /// `nil` when the token is not live.
+  mutating func updateRegistration<Result>(
+    _ token: NotifyToken, _ body: (inout Registration) -> Result
+  ) -> Result? {
+    guard let index = registrations.index(forKey: token) else { return nil }
+    return body(&registrations.values[index])
   }
 
   /// Records a possible missed post for every registration that listens on the bus.

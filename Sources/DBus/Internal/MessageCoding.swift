@@ -262,7 +262,7 @@ package enum MessageCoding {
     return String(cString: raw)
   }
 
-  private static func read(_ iter: inout DBusMessageIter, _ strings: inout StringCache)
+  static func read(_ iter: inout DBusMessageIter, _ strings: inout StringCache)
     -> DBusValue
   {
     func basic<T: BitwiseCopyable>(_ initial: T) -> T {

@@ -196,52 +196,71 @@ extension BusConnection {
   /// is checked only against the rules for its interface and the rules with none; a rule
   /// set is checked with one lookup of the interface and its template.
   ///
-  /// The signal is read into a ``Message`` only when a handler that takes one matches; a
-  /// rule set with an in-place handler reads only what it asks for (``ReceivedSignal``).
+  /// The signal is read into a ``Message`` only when a handler that takes one may match
+  /// (a subscription for its interface or for none, a rule set of messages holding its
+  /// interface), once for all of them; a rule set with an in-place handler reads only
+  /// what it asks for (``ReceivedSignal``).
   /// The message's arguments go into ``signalArguments``' storage, which the next signal
   /// reuses once the handlers have let go of this one (see
   /// ``MessageCoding/decode(_:strings:body:)``); storage grown past a few arguments is
   /// let go.
   func deliverSignal(_ raw: OpaquePointer) {
-    var decoded: Message?
-    route(raw, decoded: &decoded)
-    guard decoded != nil else { return }
-    decoded = nil
+    let interface = dbus_message_get_interface(raw).map {
+      InterfaceName(unchecked: decodedStrings.string($0))
+    }
+    let subscribed = interface.flatMap { subscribersByInterface[$0] }
+    let needsMessage =
+      subscribed != nil || !subscribersWithoutInterface.isEmpty
+      || interface.map { interface in
+        ruleSets.contains { $0.deliver != nil && $0.contains(interface) }
+      } ?? false
+    guard needsMessage else {
+      if let interface { deliverInPlace(raw, interface: interface, message: nil) }
+      return
+    }
+    route(
+      MessageCoding.decode(raw, strings: &decodedStrings, body: &signalArguments), raw,
+      interface: interface, subscribed: subscribed)
     // The message is gone unless a handler kept it: free what its arguments hold now,
     // not when the next signal comes.
     signalArguments.removeAll(keepingCapacity: signalArguments.capacity <= 8)
   }
 
-  private func route(_ raw: OpaquePointer, decoded: inout Message?) {
-    func message() -> Message {
-      if let decoded { return decoded }
-      let message = MessageCoding.decode(raw, strings: &decodedStrings, body: &signalArguments)
-      decoded = message
-      return message
-    }
-    if let text = dbus_message_get_interface(raw) {
-      let interface = InterfaceName(unchecked: decodedStrings.string(text))
-      if let ids = subscribersByInterface[interface] {
-        for id in ids {
-          if let subscriber = subscribers[id], subscriber.rule.matches(message()) {
-            subscriber.deliver(message())
+  private func route(
+    _ message: Message, _ raw: OpaquePointer, interface: InterfaceName?,
+    subscribed: InlineList<UInt64>?
+  ) {
+    if let interface {
+      if let subscribed {
+        for id in subscribed {
+          if let subscriber = subscribers[id], subscriber.rule.matches(message) {
+            subscriber.deliver(message)
           }
         }
       }
-      for set in ruleSets where set.contains(interface) {
-        if let deliverInPlace = set.deliverInPlace {
-          guard set.templateMatches(raw, orElse: message) else { continue }
-          withUnsafeMutablePointer(to: &decodedStrings) { strings in
-            deliverInPlace(ReceivedSignal(raw: raw, strings: strings))
-          }
-        } else if let deliver = set.deliver, set.template.matches(message()) {
-          deliver(message())
-        }
-      }
+      deliverInPlace(raw, interface: interface, message: message)
     }
     for id in subscribersWithoutInterface {
-      if let subscriber = subscribers[id], subscriber.rule.matches(message()) {
-        subscriber.deliver(message())
+      if let subscriber = subscribers[id], subscriber.rule.matches(message) {
+        subscriber.deliver(message)
+      }
+    }
+  }
+
+  /// Delivers a signal to the rule sets that hold its interface and whose template it
+  /// matches: in place, or as `message` (read by then) to a set whose handler takes one.
+  private func deliverInPlace(_ raw: OpaquePointer, interface: InterfaceName, message: Message?) {
+    for set in ruleSets where set.contains(interface) {
+      if let deliverInPlace = set.deliverInPlace {
+        let matches = set.templateMatches(raw) {
+          message ?? MessageCoding.decode(raw, strings: &decodedStrings)
+        }
+        guard matches else { continue }
+        withUnsafeMutablePointer(to: &decodedStrings) { strings in
+          deliverInPlace(ReceivedSignal(raw: raw, strings: strings))
+        }
+      } else if let deliver = set.deliver, let message, set.template.matches(message) {
+        deliver(message)
       }
     }
   }

@@ -208,7 +208,9 @@ extension BusConnection {
     let interface = dbus_message_get_interface(raw).map {
       InterfaceName(unchecked: decodedStrings.string($0))
     }
-    let subscribed = interface.flatMap { subscribersByInterface[$0] }
+    // Not hashed when nothing subscribed by interface (a dictionary lookup hashes first).
+    let subscribed =
+      subscribersByInterface.isEmpty ? nil : interface.flatMap { subscribersByInterface[$0] }
     let needsMessage =
       subscribed != nil || !subscribersWithoutInterface.isEmpty
       || interface.map { interface in

@@ -200,6 +200,7 @@ extension BusConnection {
   /// (a subscription for its interface or for none, a rule set of messages holding its
   /// interface), once for all of them; a rule set with an in-place handler reads only
   /// what it asks for (``ReceivedSignal``).
+  ///
   /// The message's arguments go into ``signalArguments``' storage, which the next signal
   /// reuses once the handlers have let go of this one (see
   /// ``MessageCoding/decode(_:strings:body:)``); storage grown past a few arguments is
@@ -217,7 +218,7 @@ extension BusConnection {
         ruleSets.contains { $0.deliver != nil && $0.contains(interface) }
       } ?? false
     guard needsMessage else {
-      if let interface { deliverInPlace(raw, interface: interface, message: nil) }
+      if let interface { deliverToRuleSets(raw, interface: interface, message: nil) }
       return
     }
     route(
@@ -240,7 +241,7 @@ extension BusConnection {
           }
         }
       }
-      deliverInPlace(raw, interface: interface, message: message)
+      deliverToRuleSets(raw, interface: interface, message: message)
     }
     for id in subscribersWithoutInterface {
       if let subscriber = subscribers[id], subscriber.rule.matches(message) {
@@ -251,7 +252,9 @@ extension BusConnection {
 
   /// Delivers a signal to the rule sets that hold its interface and whose template it
   /// matches: in place, or as `message` (read by then) to a set whose handler takes one.
-  private func deliverInPlace(_ raw: OpaquePointer, interface: InterfaceName, message: Message?) {
+  private func deliverToRuleSets(
+    _ raw: OpaquePointer, interface: InterfaceName, message: Message?
+  ) {
     for set in ruleSets where set.contains(interface) {
       if let deliverInPlace = set.deliverInPlace {
         let matches = set.templateMatches(raw) {

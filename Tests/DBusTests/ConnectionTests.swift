@@ -36,7 +36,7 @@ func tick(_ tag: String, _ sequence: UInt64) -> Message {
     body: [.string(tag), .uint64(sequence)])
 }
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct ConnectionTests {
   let bus: PrivateBus
 

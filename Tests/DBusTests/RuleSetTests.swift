@@ -3,7 +3,7 @@ import DBus
 import Testing
 
 /// ``SignalRuleSet``: rules of one shape, one per interface, with one handler.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct RuleSetTests {
   let bus: PrivateBus
 

@@ -2,7 +2,8 @@ import DBusCore
 import NotifyCore
 import Testing
 
-/// A poster's count of each name's posts, and the interfaces it keeps for them.
+/// A poster's count of each name's posts, the interfaces it keeps for them, and giving
+/// back the count of a post that was not made.
 struct PostCountsTests {
   @Test func eachNameCountsFromOneAndKeepsItsInterface() throws {
     var counts = PostCounts()
@@ -43,5 +44,27 @@ struct PostCountsTests {
     seen.append(counts.next(for: "a.three"))
     #expect(seen == [1, 2, 1, 1, 1, 2])
     #expect(interface == NotifyWire.interface(for: "a.three"))
+  }
+
+  @Test func aCountGivenBackIsTakenAgainByTheNextPost() {
+    var counts = PostCounts()
+    #expect(counts.next(for: "a.b") == 1)
+    #expect(counts.next(for: "a.b") == 2)
+    counts.giveBack(2, for: "a.b")
+    #expect(counts.next(for: "a.b") == 2)
+    counts.giveBack(1, for: "c.d")
+    #expect(counts.next(for: "c.d") == 1)
+    counts.giveBack(1, for: "c.d")
+    #expect(counts.nextPost(of: "c.d").nameSequence == 1)
+  }
+
+  @Test func aCountIsGivenBackOnlyWhileItIsTheLatest() {
+    var counts = PostCounts()
+    let first = counts.next(for: "a.b")
+    #expect(counts.next(for: "a.b") == 2)
+    // Another post took a later count meanwhile: giving back the earlier one would
+    // make the next post repeat a count receivers have seen.
+    counts.giveBack(first, for: "a.b")
+    #expect(counts.next(for: "a.b") == 3)
   }
 }

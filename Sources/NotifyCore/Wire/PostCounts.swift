@@ -54,4 +54,13 @@ public struct PostCounts: Sendable {
     if counts.count >= capacity { counts.removeAll(keepingCapacity: true) }
     counts[name] = entry
   }
+
+  /// Undoes the ``next(for:)`` that returned `count`, if it is still the name's latest (a
+  /// post that was not made, so the next one takes the same count).
+  public mutating func giveBack(_ count: UInt64, for name: NotifyName) {
+    guard let index = counts.index(forKey: name), counts.values[index].count == count else {
+      return
+    }
+    counts.values[index].count = count &- 1
+  }
 }

@@ -54,8 +54,12 @@ extension NotifyServer {
         decoding: hostName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
       userID: getuid(),
       busAddress: await connection.address?.rawValue ?? "")
+    // The name of the connection counted now: a reconnection while this waits has set a
+    // newer one, which a stale read must not overwrite (notifyd's own posts would then be
+    // published again and confirm nothing).
+    let counted = bridging.withLock { $0.busConnections }
     let own = await connection.uniqueName?.rawValue ?? ""
-    bridging.withLock { $0.ownName = own }
+    bridging.withLock { if $0.busConnections == counted { $0.ownName = own } }
     let log = configuration.log
     let host = Bridge.Host(
       post: { [weak self] name, sending in self?.postFromBridge(name, sending) ?? false },

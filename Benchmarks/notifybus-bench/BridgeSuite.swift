@@ -17,17 +17,21 @@ import SystemSupport
 /// does not move: instructions (callgrind), or with `--syscalls` system calls, wakeups and
 /// CPU time per thread; `--timeline` follows each post through every process.
 ///
-/// Where a bridged post's time goes (`profile-bridge --timeline 400`, 2026-12-01, machine
+/// Where a bridged post's time goes (`profile-bridge --timeline 300`, 2026-12-01, machine
 /// under load, every system call traced: medians in µs, comparable between runs, not
-/// absolute): dbus-daemon A routes it (29), notifyd A reads it (8) and works until it
-/// writes the PUBLISH (31: libdbus's dispatch, the Swift message, notifyd's table, the
-/// bridge's topic, stamp and properties, libmosquitto), mosquitto routes it (24), notifyd
-/// B reads it (11) and works until its `Posted` goes out (30: libmosquitto, decoding, the
-/// D-Bus message built and checked by libdbus), dbus-daemon B routes it (29); each of the
-/// seven handoffs costs a wakeup (4 to 15) and the wait to run (16 to 60 under load). The
-/// C hop has four handoffs and two libmosquitto clients' work: the bridge's hop minus a
-/// local post still carries one more dbus-daemon pass and the two notifyds' work, which
-/// is what separates it from the C hop's 1.3x.
+/// absolute; before → after the bridge's confirmation and locking changes, run back to
+/// back): dbus-daemon A routes it (39 → 34), notifyd A reads it (11 → 9) and works until
+/// it writes the PUBLISH (47 → 33), mosquitto runs (83 → 57) and routes it (31 → 26),
+/// notifyd B waits to run (82 → 64), reads it (14 → 12) and works until its `Posted` goes
+/// out (50 → 33), dbus-daemon B routes it (37 → 33). notifyd B now confirms a post by its
+/// own copy coming back from the bus instead of a `Peer.Ping` through a pool task, and
+/// writes the PUBACKs from the D-Bus thread that sees it: per post, B's system calls
+/// 23.7 → 9.8 and wakeups 6.0 → 2.1 (`profile-bridge --syscalls`), which leaves the two
+/// cores to mosquitto, dbus-daemon B and the watcher. notifyd A no longer spins on the
+/// client's lock when the PUBACK comes while its D-Bus thread writes the PUBLISH, nor
+/// writes libmosquitto's wake byte first (9.0 → 8.1 system calls). The C hop has four
+/// handoffs and two libmosquitto clients' work; the bridge's hop minus a local post still
+/// carries one more dbus-daemon pass and the two notifyds' work.
 enum BridgeSuite: BenchmarkSuite {
   static let name = "bridge"
   static let hopName: NotifyName = "bench.bridge.hop"

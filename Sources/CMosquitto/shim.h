@@ -11,13 +11,4 @@
 // looks the function up at run time (dlsym), so only this signature is needed here.
 typedef int (*notifybus_ssl_pending_function)(const void *ssl);
 
-#include <fcntl.h>
-
-// dup3(from, to, O_CLOEXEC): the copy is close-on-exec at once, so a fork and exec on
-// another thread cannot inherit it. Glibc declares dup3 only with _GNU_SOURCE.
-static inline int notifybus_dup_cloexec(int from, int to) {
-  extern int dup3(int, int, int);
-  return dup3(from, to, O_CLOEXEC);
-}
-
 #endif

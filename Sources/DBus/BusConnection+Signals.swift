@@ -1,4 +1,11 @@
+import CDBus
 import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
 
 /// One subscriber to messages that match a rule.
 ///
@@ -183,27 +190,82 @@ extension BusConnection {
     ruleSets.reduce(rules.count) { $0 + $1.count }
   }
 
-  /// Routes a received signal to the subscribers whose rules match it.
+  /// Routes a signal libdbus received to the subscribers whose rules match it.
   ///
   /// Subscribers are indexed by interface, as the bus daemon indexes rules, so a signal
   /// is checked only against the rules for its interface and the rules with none; a rule
   /// set is checked with one lookup of the interface and its template.
-  func deliverSignal(_ message: Message) {
-    if let interface = message.interface {
-      if let ids = subscribersByInterface[interface] {
-        for id in ids {
+  ///
+  /// The signal is read into a ``Message`` only when a handler that takes one may match
+  /// (a subscription for its interface or for none, a rule set of messages holding its
+  /// interface), once for all of them; a rule set with an in-place handler reads only
+  /// what it asks for (``ReceivedSignal``).
+  ///
+  /// The message's arguments go into ``signalArguments``' storage, which the next signal
+  /// reuses once the handlers have let go of this one (see
+  /// ``MessageCoding/decode(_:strings:body:)``); storage grown past a few arguments is
+  /// let go.
+  func deliverSignal(_ raw: OpaquePointer) {
+    let interface = dbus_message_get_interface(raw).map {
+      InterfaceName(unchecked: decodedStrings.string($0))
+    }
+    // Not hashed when nothing subscribed by interface (a dictionary lookup hashes first).
+    let subscribed =
+      subscribersByInterface.isEmpty ? nil : interface.flatMap { subscribersByInterface[$0] }
+    let needsMessage =
+      subscribed != nil || !subscribersWithoutInterface.isEmpty
+      || interface.map { interface in
+        ruleSets.contains { $0.deliver != nil && $0.contains(interface) }
+      } ?? false
+    guard needsMessage else {
+      if let interface { deliverToRuleSets(raw, interface: interface, message: nil) }
+      return
+    }
+    route(
+      MessageCoding.decode(raw, strings: &decodedStrings, body: &signalArguments), raw,
+      interface: interface, subscribed: subscribed)
+    // The message is gone unless a handler kept it: free what its arguments hold now,
+    // not when the next signal comes.
+    signalArguments.removeAll(keepingCapacity: signalArguments.capacity <= 8)
+  }
+
+  private func route(
+    _ message: Message, _ raw: OpaquePointer, interface: InterfaceName?,
+    subscribed: InlineList<UInt64>?
+  ) {
+    if let interface {
+      if let subscribed {
+        for id in subscribed {
           if let subscriber = subscribers[id], subscriber.rule.matches(message) {
             subscriber.deliver(message)
           }
         }
       }
-      for set in ruleSets where set.contains(interface) && set.template.matches(message) {
-        set.deliver(message)
-      }
+      deliverToRuleSets(raw, interface: interface, message: message)
     }
     for id in subscribersWithoutInterface {
       if let subscriber = subscribers[id], subscriber.rule.matches(message) {
         subscriber.deliver(message)
+      }
+    }
+  }
+
+  /// Delivers a signal to the rule sets that hold its interface and whose template it
+  /// matches: in place, or as `message` (read by then) to a set whose handler takes one.
+  private func deliverToRuleSets(
+    _ raw: OpaquePointer, interface: InterfaceName, message: Message?
+  ) {
+    for set in ruleSets where set.contains(interface) {
+      if let deliverInPlace = set.deliverInPlace {
+        let matches = set.templateMatches(raw) {
+          message ?? MessageCoding.decode(raw, strings: &decodedStrings)
+        }
+        guard matches else { continue }
+        withUnsafeMutablePointer(to: &decodedStrings) { strings in
+          deliverInPlace(ReceivedSignal(raw: raw, strings: strings))
+        }
+      } else if let deliver = set.deliver, let message, set.template.matches(message) {
+        deliver(message)
       }
     }
   }
@@ -240,7 +302,9 @@ public struct SignalRuleSet: Sendable {
   public let interfacePrefix: String
   let id: UInt64
   let template: MatchRule
-  let handler: @Sendable (Message) -> Void
+  /// The handler: one that takes a message, or one that reads the signal in place.
+  let handler: (@Sendable (Message) -> Void)?
+  let inPlaceHandler: (@Sendable (borrowing ReceivedSignal) -> Void)?
 
   /// The rule the set holds for `interface`.
   public func rule(for interface: InterfaceName) -> MatchRule {
@@ -316,7 +380,13 @@ final class RuleSetState {
   let prefix: String
   /// ``prefix``'s UTF-8, to compare received interfaces with.
   private let prefixBytes: [UInt8]
-  let deliver: @Sendable (Message) -> Void
+  /// The handler, which takes a message, or ``deliverInPlace``, which reads the signal in
+  /// place: one of the two is set.
+  let deliver: (@Sendable (Message) -> Void)?
+  let deliverInPlace: (@Sendable (borrowing ReceivedSignal) -> Void)?
+  /// The template's type, member and path (its UTF-8), when it names nothing else to
+  /// compare: a signal is then matched without reading it into a message.
+  let templateInPlace: (type: CInt?, member: [UInt8]?, path: [UInt8]?)?
   /// The interfaces by a hash of their suffix; the entry keeps the suffix to compare.
   private var byHash: [UInt64: Entry] = [:]
   /// Interfaces whose hash another one has, by suffix: almost always empty.
@@ -337,14 +407,33 @@ final class RuleSetState {
   var adding: [String: Task<Result<Void, DBusError>, Never>] = [:]
 
   init(
-    id: UInt64, template: MatchRule, prefix: String,
-    deliver: @escaping @Sendable (Message) -> Void
+    id: UInt64, template: MatchRule, prefix: String, deliver: (@Sendable (Message) -> Void)?,
+    deliverInPlace: (@Sendable (borrowing ReceivedSignal) -> Void)?
   ) {
     self.id = id
     self.template = template
     self.prefix = prefix
     self.prefixBytes = Array(prefix.utf8)
     self.deliver = deliver
+    self.deliverInPlace = deliverInPlace
+    if template.sender == nil, template.pathNamespace == nil, template.destination == nil,
+      template.arguments.isEmpty, template.argumentPaths.isEmpty, template.arg0Namespace == nil
+    {
+      let type: CInt? = template.type.map {
+        switch $0 {
+        case .methodCall: DBUS_MESSAGE_TYPE_METHOD_CALL
+        case .methodReturn: DBUS_MESSAGE_TYPE_METHOD_RETURN
+        case .error: DBUS_MESSAGE_TYPE_ERROR
+        case .signal: DBUS_MESSAGE_TYPE_SIGNAL
+        }
+      }
+      templateInPlace = (
+        type, template.member.map { Array($0.rawValue.utf8) },
+        template.path.map { Array($0.rawValue.utf8) }
+      )
+    } else {
+      templateInPlace = nil
+    }
   }
 
   var count: Int { byHash.count + collided.count }
@@ -374,6 +463,29 @@ final class RuleSetState {
     }
   }
 
+  /// Whether a received signal matches the template (its interface aside, which
+  /// ``contains(_:)`` checks), read in place when the template names only the message's
+  /// type, member and path, as a rule set's template usually does; otherwise on the
+  /// signal read into a message by `message`.
+  func templateMatches(_ raw: OpaquePointer, orElse message: () -> Message) -> Bool {
+    guard let inPlace = templateInPlace else { return template.matches(message()) }
+    if let type = inPlace.type, dbus_message_get_type(raw) != type { return false }
+    if let member = inPlace.member, !Self.isString(dbus_message_get_member(raw), member) {
+      return false
+    }
+    if let path = inPlace.path, !Self.isString(dbus_message_get_path(raw), path) {
+      return false
+    }
+    return true
+  }
+
+  private static func isString(_ text: UnsafePointer<CChar>?, _ bytes: [UInt8]) -> Bool {
+    guard let text else { return false }
+    return bytes.withUnsafeBufferPointer { expected in
+      strlen(text) == expected.count && memcmp(text, expected.baseAddress!, expected.count) == 0
+    }
+  }
+
   /// Whether a received signal's interface is one of the set's, without allocating.
   ///
   /// Over the interface's bytes in place (its storage is contiguous: it was made from a
@@ -387,12 +499,12 @@ final class RuleSetState {
     let prefixLength = prefixBytes.count
     guard text.count >= prefixLength,
       prefixBytes.withUnsafeBufferPointer({
-        UnsafeBufferPointer(rebasing: text[..<prefixLength]).elementsEqual($0)
+        Self.sameBytes(UnsafeBufferPointer(rebasing: text[..<prefixLength]), $0)
       })
     else { return false }
     let rest = UnsafeBufferPointer(rebasing: text[prefixLength...])
     if let entry = byHash[Self.hash(rest)],
-      entry.suffix.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(rest) })
+      entry.suffix.utf8.withContiguousStorageIfAvailable({ Self.sameBytes($0, rest) })
         ?? entry.suffix.utf8.elementsEqual(rest)
     {
       return true
@@ -409,6 +521,14 @@ final class RuleSetState {
     var rule = template
     rule.interface = InterfaceName(unchecked: prefix + suffix)
     return rule.description
+  }
+
+  /// Whether two buffers hold the same bytes: one `memcmp` (the generic `elementsEqual`
+  /// compares a byte at a time).
+  private static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>)
+    -> Bool
+  {
+    a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
   }
 
   /// 64-bit FNV-1a.
@@ -438,7 +558,33 @@ extension BusConnection {
     return SignalRuleSet(
       connection: self, interfacePrefix: interfacePrefix,
       id: Self.lastRuleSet.add(1, ordering: .relaxed).newValue, template: template,
-      handler: handler)
+      handler: handler, inPlaceHandler: nil)
+  }
+
+  /// A set of rules as ``ruleSet(_:interfacePrefix:handler:)`` makes, whose handler reads
+  /// each signal in place: only the fields and arguments it asks for are read, and no
+  /// ``Message`` is made (``ReceivedSignal/message`` makes one when it must keep it).
+  ///
+  /// For a handler that receives many signals and keeps none, which so costs no
+  /// allocation per signal. The template's type, member and path are compared in place
+  /// too.
+  ///
+  /// - Important: `handler` runs on the connection's event-loop thread, in the order
+  ///   messages arrived. It must return quickly.
+  /// - Precondition: `template` names no interface.
+  ///
+  /// A closure whose parameter type is not written picks the other form, which takes a
+  /// ``Message``.
+  @_disfavoredOverload
+  public nonisolated func ruleSet(
+    _ template: MatchRule, interfacePrefix: String = "",
+    inPlace handler: @escaping @Sendable (borrowing ReceivedSignal) -> Void
+  ) -> SignalRuleSet {
+    precondition(template.interface == nil, "a rule set's template names no interface")
+    return SignalRuleSet(
+      connection: self, interfacePrefix: interfacePrefix,
+      id: Self.lastRuleSet.add(1, ordering: .relaxed).newValue, template: template,
+      handler: nil, inPlaceHandler: handler)
   }
 
   func addToRuleSet(_ set: SignalRuleSet, _ suffix: String) async throws(DBusError) {
@@ -449,7 +595,8 @@ extension BusConnection {
     } else {
       try set.template.validate()
       state = RuleSetState(
-        id: set.id, template: set.template, prefix: set.interfacePrefix, deliver: set.handler)
+        id: set.id, template: set.template, prefix: set.interfacePrefix, deliver: set.handler,
+        deliverInPlace: set.inPlaceHandler)
       ruleSets.append(state)
     }
     if let member = state[suffix] {
@@ -518,5 +665,77 @@ extension BusConnection {
   /// The text of every rule the rule sets hold, to add again after a reconnect.
   var ruleSetTexts: [String] {
     ruleSets.flatMap { state in state.suffixes.map { state.ruleText(for: $0) } }
+  }
+}
+
+// MARK: - Signals read in place
+
+/// A received signal, lent to a rule set's in-place handler
+/// (``BusConnection/ruleSet(_:interfacePrefix:inPlace:)``) for the length of the call.
+///
+/// Its fields and arguments are read from libdbus's message when asked for, each string
+/// through the connection's cache of recent strings, so a handler that reads a few of
+/// them makes no ``Message`` and allocates nothing for a signal like the last. It cannot
+/// be copied or kept; ``message`` makes a ``Message`` to keep.
+public struct ReceivedSignal: ~Copyable {
+  // Both valid only during the handler's call, on the connection's thread.
+  private let raw: OpaquePointer
+  private let strings: UnsafeMutablePointer<StringCache>
+
+  init(raw: OpaquePointer, strings: UnsafeMutablePointer<StringCache>) {
+    self.raw = raw
+    self.strings = strings
+  }
+
+  /// The unique name of the sending connection, filled in by the bus.
+  public var sender: BusName? {
+    dbus_message_get_sender(raw).map { BusName(unchecked: strings.pointee.string($0)) }
+  }
+
+  /// The interface of the signal.
+  public var interface: InterfaceName? {
+    dbus_message_get_interface(raw).map { InterfaceName(unchecked: strings.pointee.string($0)) }
+  }
+
+  /// The object the signal is from.
+  public var path: ObjectPath? {
+    dbus_message_get_path(raw).map { ObjectPath(unchecked: strings.pointee.string($0)) }
+  }
+
+  /// The signal's name.
+  public var member: MemberName? {
+    dbus_message_get_member(raw).map { MemberName(unchecked: strings.pointee.string($0)) }
+  }
+
+  /// The whole signal as a message, to keep.
+  public var message: Message { MessageCoding.decode(raw, strings: &strings.pointee) }
+
+  /// Reads the arguments, from the first, with `body`.
+  public func arguments<Result>(_ body: (inout SignalArguments) -> Result) -> Result {
+    var arguments = SignalArguments(raw: raw, strings: strings)
+    return body(&arguments)
+  }
+}
+
+/// The arguments of a ``ReceivedSignal``, read one at a time.
+public struct SignalArguments: ~Copyable {
+  private var iterator = DBusMessageIter()
+  private var atEnd: Bool
+  private let strings: UnsafeMutablePointer<StringCache>
+
+  init(raw: OpaquePointer, strings: UnsafeMutablePointer<StringCache>) {
+    self.strings = strings
+    atEnd = false
+    atEnd = dbus_message_iter_init(raw, &iterator) == 0
+  }
+
+  /// The next argument, or `nil` after the last.
+  public mutating func next() -> DBusValue? {
+    guard !atEnd, dbus_message_iter_get_arg_type(&iterator) != CDBus_TYPE_INVALID else {
+      return nil
+    }
+    let value = MessageCoding.read(&iterator, &strings.pointee)
+    atEnd = dbus_message_iter_next(&iterator) == 0
+    return value
   }
 }

@@ -91,6 +91,9 @@ public actor BusConnection {
   var ruleSets: [RuleSetState] = []
   /// The long strings of recent messages, reused while decoding the next ones.
   var decodedStrings = StringCache(capacity: 16)
+  /// The storage of the last received signal's arguments, for the next (see
+  /// ``deliverSignal(_:)``).
+  var signalArguments: [DBusValue] = []
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).
   var objects: [ObjectPath: ExportedObject] = [:]
@@ -565,7 +568,7 @@ public actor BusConnection {
         loop.execute { [weak self] in self?.assumeIsolated { $0.connectionLost() } }
         return DBUS_HANDLER_RESULT_HANDLED
       }
-      deliverSignal(MessageCoding.decode(message, strings: &decodedStrings))
+      deliverSignal(message)
       return DBUS_HANDLER_RESULT_HANDLED
     case DBUS_MESSAGE_TYPE_METHOD_CALL:
       guard let path = dbus_message_get_path(message) else {

@@ -36,9 +36,9 @@ extension NotifyCenter {
     }
   }
 
-  /// Whether a signal was sent by the current owner of `org.notifybus.Notify1`.
-  func isFromService(_ message: Message) -> Bool {
-    guard let sender = message.sender?.rawValue else { return false }
+  /// Whether a signal from `sender` was sent by the current owner of `org.notifybus.Notify1`.
+  func isFromService(_ sender: String?) -> Bool {
+    guard let sender else { return false }
     return serviceOwner.withLock { $0.name == sender }
   }
 

@@ -94,11 +94,11 @@ public final class NotifyCenter: Sendable {
     let router = PostRouter()
     let template = MatchRule.signal(member: NotifyWire.member, path: NotifyWire.path)
     postRules = connection.ruleSet(template, interfacePrefix: NotifyWire.interfacePrefix) {
-      router.center?.receivedPost($0)
+      (signal: borrowing ReceivedSignal) in router.center?.receivedPost(signal)
     }
     hashedPostRules = connection.ruleSet(
       template, interfacePrefix: NotifyWire.hashedInterfacePrefix
-    ) { router.center?.receivedPost($0) }
+    ) { (signal: borrowing ReceivedSignal) in router.center?.receivedPost(signal) }
     router.center = self
     Self.processCenters.withLock { centers in
       centers.removeAll { $0.center == nil }
@@ -195,9 +195,10 @@ public final class NotifyCenter: Sendable {
       // Counted and sent under one lock, so the counts go out in order.
       try postCounts.withLock { counts throws(DBusError) in
         counts.all += 1
+        let (nameSequence, interface) = counts.names.nextPost(of: name)
         try connection.send(
           NotifyWire.signal(
-            for: name, sequence: counts.all, nameSequence: counts.names.next(for: name)))
+            for: name, sequence: counts.all, nameSequence: nameSequence, interface: interface))
       }
     } catch {
       throw NotifyError(.failed, "cannot post '\(name)': \(error.message)", cause: .bus(error))
@@ -461,44 +462,62 @@ public final class NotifyCenter: Sendable {
 
   // MARK: - Receiving
 
-  /// Handles a `Posted` signal that matched a name's rule, on the connection's thread.
+  /// Handles a `Posted` signal that matched a name's rule, on the connection's thread,
+  /// read in place: no message is made for it.
   ///
-  /// The rule matched the interface; the first argument must be the name whose interface
-  /// that is.
-  fileprivate func receivedPost(_ message: Message) {
-    guard case .string(let text)? = message.body.first, let name = try? NotifyName(text),
-      NotifyWire.isPosted(message, name: name)
+  /// The rule matched the signal's type, member, path and interface; the first argument
+  /// must be the name whose interface that is, and a second argument, when present, a
+  /// `t` (``NotifyWire/isPosted(_:name:interface:)``).
+  fileprivate func receivedPost(_ signal: borrowing ReceivedSignal) {
+    let (first, second, third) = signal.arguments { ($0.next(), $0.next(), $0.next()) }
+    guard case .string(let text)? = first, let name = try? NotifyName(text),
+      let interface = signal.interface, NotifyWire.isInterface(interface, of: name),
+      second.map({ if case .uint64 = $0 { true } else { false } }) ?? true
     else {
       registry.withLock { $0.malformedSignals += 1 }
       return
     }
-    received(message, for: .name(name), posted: name)
+    received(
+      name, for: .name(name), sender: signal.sender?.rawValue, sequence: second?.uint64Value,
+      nameSequence: third?.uint64Value)
   }
 
-  /// Handles a signal routed to `subject`'s subscription, on the connection's thread;
-  /// `posted` is the name when already checked.
-  private func received(_ message: Message, for subject: Subject, posted checked: NotifyName? = nil)
-  {
+  /// Handles a signal routed to `subject`'s subscription (a namespace's), on the
+  /// connection's thread.
+  private func received(_ message: Message, for subject: Subject) {
     let posted: NotifyName?
     switch subject {
     case .name(let expected):
-      posted = checked ?? (NotifyWire.isPosted(message, name: expected) ? expected : nil)
+      posted = NotifyWire.isPosted(message, name: expected) ? expected : nil
     case .namespace(let prefix):
       posted = NotifyWire.postedName(in: message).flatMap {
         $0.isInside(namespace: prefix) ? $0 : nil
       }
     }
-    guard let name = posted, !isMediated || isFromService(message) else {
+    guard let name = posted else {
       registry.withLock { $0.malformedSignals += 1 }
       return
     }
-    let sequence = message.body.count > 1 ? message.body[1].uint64Value : nil
-    let nameSequence = NotifyWire.nameSequence(in: message)
-    let sender = message.sender?.rawValue
+    received(
+      name, for: subject, sender: message.sender?.rawValue,
+      sequence: message.body.count > 1 ? message.body[1].uint64Value : nil,
+      nameSequence: NotifyWire.nameSequence(in: message))
+  }
+
+  /// Delivers a well-formed post of `name` from `sender` to `subject`'s registrations,
+  /// unless a mediated center must refuse it or its count shows a gap.
+  private func received(
+    _ name: NotifyName, for subject: Subject, sender: String?, sequence: UInt64?,
+    nameSequence: UInt64?
+  ) {
+    guard !isMediated || isFromService(sender) else {
+      registry.withLock { $0.malformedSignals += 1 }
+      return
+    }
     // One lock for the gap check and the post.
     let actions = registry.withLock { registry -> Registry.Actions? in
       if let sender, let nameSequence,
-        registry.isGap(from: sender, name: name, count: nameSequence)
+        registry.nameSequences.isGap(from: sender, name: name, count: nameSequence)
       {
         return nil
       }
@@ -539,7 +558,7 @@ public final class NotifyCenter: Sendable {
         registry.sequenceGaps += 1
       } else {
         // A new bus hands out the old unique names again.
-        registry.lastNameSequences.removeAll()
+        registry.nameSequences.removeAll()
       }
       return registry.resynchronizeAll()
     }
@@ -583,10 +602,11 @@ public final class NotifyCenter: Sendable {
   public func check(_ token: NotifyToken) throws(NotifyError) -> Bool {
     try checkUsable()
     return try registry.withLock { registry throws(NotifyError) in
-      guard var registration = registry.registrations[token] else { throw Self.invalid(token) }
-      let changed = registration.postCount != registration.checkedCount
-      registration.checkedCount = registration.postCount
-      registry.registrations[token] = registration
+      let changed = registry.updateRegistration(token) { registration in
+        defer { registration.checkedCount = registration.postCount }
+        return registration.postCount != registration.checkedCount
+      }
+      guard let changed else { throw Self.invalid(token) }
       return changed
     }
   }
@@ -620,8 +640,10 @@ public final class NotifyCenter: Sendable {
   ///   that is not live.
   public func postCount(_ token: NotifyToken) throws(NotifyError) -> UInt64 {
     try registry.withLock { registry throws(NotifyError) in
-      guard let registration = registry.registrations[token] else { throw Self.invalid(token) }
-      return registration.postCount - 1
+      guard let postCount = registry.updateRegistration(token, { $0.postCount }) else {
+        throw Self.invalid(token)
+      }
+      return postCount - 1
     }
   }
 

@@ -5,9 +5,7 @@ extension Registry {
   mutating func post(_ name: NotifyName, toToken token: NotifyToken) -> Actions {
     var actions = Actions()
     guard let index = registrations.index(forKey: token) else { return actions }
-    registrations.values[index].postCount += 1
-    let postCount = registrations.values[index].postCount
-    record(at: index, into: &actions) {
+    record(at: index, into: &actions) { postCount in
       NotifyEvent(
         token: token, name: name, postCount: postCount, sender: nil, sequence: nil,
         isResynchronization: false)

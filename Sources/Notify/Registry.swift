@@ -95,15 +95,8 @@ struct Registry {
   var malformedSignals = 0
   var deliveries = 0
   var sequenceGaps = 0
-  /// The last count of a name's posts seen from each poster, to see gaps; at most
-  /// ``maximumTrackedStreams`` entries.
-  var lastNameSequences: [PosterAndName: UInt64] = [:]
-  static let maximumTrackedStreams = 4096
-
-  struct PosterAndName: Hashable {
-    var sender: String
-    var name: NotifyName
-  }
+  /// The last count of a name's posts seen from each poster, to see gaps.
+  var nameSequences = NameSequences()
   /// The state of `self.` names.
   var localState: [NotifyName: UInt64] = [:]
   /// The last state this process set for each name and when (nanoseconds since the
@@ -212,23 +205,6 @@ struct Registry {
     close(read)
   }
 
-  /// Records a poster's count of its posts of `name`: whether it shows posts missing
-  /// since the last count seen from that poster.
-  ///
-  /// The first count seen from a poster is a start, as is a count that does not go up
-  /// (the poster started counting over, or a second subscription sees the same signal).
-  /// When the table is full it starts over, which can miss a gap but never invents one.
-  mutating func isGap(from sender: String, name: NotifyName, count: UInt64) -> Bool {
-    let key = PosterAndName(sender: sender, name: name)
-    let last = lastNameSequences.updateValue(count, forKey: key)
-    if last == nil && lastNameSequences.count > Self.maximumTrackedStreams {
-      lastNameSequences.removeAll()
-      lastNameSequences[key] = count
-    }
-    guard let last else { return false }
-    return count > last && count - last > 1
-  }
-
   /// Records a post to every registration of `subject`.
   mutating func post(
     _ name: NotifyName, to subject: Subject, sender: String?, sequence: UInt64?,
@@ -237,35 +213,55 @@ struct Registry {
     var actions = Actions()
     guard let tokens = subjects[subject]?.tokens else { return actions }
     for token in tokens {
-      // In place: a copy of the registration would retain and release what it holds.
       guard let index = registrations.index(forKey: token) else { continue }
-      registrations.values[index].postCount += 1
       // The registration's counter starts at 1 (Darwin's, so a first check is true); the
       // event counts posts, so its first is 1.
-      let postCount = registrations.values[index].postCount - 1
-      record(at: index, into: &actions) {
+      record(at: index, into: &actions) { postCount in
         NotifyEvent(
-          token: token, name: name, postCount: postCount, sender: sender, sequence: sequence,
-          nameSequence: nameSequence, isResynchronization: resynchronization)
+          token: token, name: name, postCount: postCount - 1, sender: sender,
+          sequence: sequence, nameSequence: nameSequence, isResynchronization: resynchronization)
       }
     }
     return actions
   }
 
-  /// Delivers a post to the registration at `index` (its count already raised), or
-  /// keeps it for the last resume when the registration is suspended; `event` is made
-  /// only when a stream or a suspension needs it.
+  /// Raises the post count of the registration at `index` and delivers the post to it, or
+  /// keeps it for the last resume when the registration is suspended; `event` (given the
+  /// raised count) is made only when a stream or a suspension needs it.
   mutating func record(
     at index: Dictionary<NotifyToken, Registration>.Index, into actions: inout Actions,
-    event: () -> NotifyEvent
+    event: (_ postCount: UInt64) -> NotifyEvent
   ) {
-    if registrations.values[index].suspendCount > 0 {
-      registrations.values[index].deferred = DeferredPost(event())
-    } else {
-      deliver(
-        registrations.values[index].delivery, token: registrations.keys[index], event: event,
-        into: &actions)
+    if Self.record(&registrations.values[index], into: &actions, event: event) { deliveries += 1 }
+  }
+
+  /// ``record(at:into:event:)`` on the registration in place; whether the post counts as
+  /// a delivery.
+  ///
+  /// In place through `values`' modify accessor: its getter copies the whole
+  /// registration, a retain and release of all it holds.
+  private static func record(
+    _ registration: inout Registration, into actions: inout Actions,
+    event: (_ postCount: UInt64) -> NotifyEvent
+  ) -> Bool {
+    registration.postCount += 1
+    let postCount = registration.postCount
+    if registration.suspendCount > 0 {
+      registration.deferred = DeferredPost(event(postCount))
+      return false
     }
+    return deliver(
+      registration.delivery, token: registration.token, event: { event(postCount) },
+      into: &actions)
+  }
+
+  /// `body` on the registration of `token`, in place (see ``record(at:into:event:)``);
+  /// `nil` when the token is not live.
+  mutating func updateRegistration<Result>(
+    _ token: NotifyToken, _ body: (inout Registration) -> Result
+  ) -> Result? {
+    guard let index = registrations.index(forKey: token) else { return nil }
+    return body(&registrations.values[index])
   }
 
   /// Records a possible missed post for every registration that listens on the bus.
@@ -284,18 +280,22 @@ struct Registry {
     return actions
   }
 
-  /// Delivers to a registration that is not suspended.
-  mutating func deliver(
+  /// Delivers to a registration that is not suspended: whether it counts as a delivery.
+  ///
+  /// Static, so that the caller can pass a registration's delivery in place: a mutating
+  /// method would need a copy of it (it could change the registry meanwhile), a retain
+  /// and release per post.
+  static func deliver(
     _ delivery: Delivery, token: NotifyToken, event: () -> NotifyEvent,
     into actions: inout Actions
-  ) {
+  ) -> Bool {
     switch delivery {
     case .dispatch(let handler):
       // Posts coalesce into a run that is queued and not started.
-      guard handler.schedule() else { return }
+      guard handler.schedule() else { return false }
       actions.append(.dispatch(handler))
     case .check:
-      return
+      return false
     case .fileDescriptor(let write, _):
       var bigEndian = UInt32(bitPattern: token.rawValue).bigEndian
       _ = Glibc.write(write, &bigEndian, 4)
@@ -308,7 +308,7 @@ struct Registry {
     case .connectionThread(let handler):
       actions.append(.connectionThread(handler, token))
     }
-    deliveries += 1
+    return true
   }
 
   mutating func resume(_ token: NotifyToken) throws(NotifyError) -> Actions {
@@ -320,9 +320,64 @@ struct Registry {
     let deferred = registration.suspendCount == 0 ? registration.deferred : nil
     if deferred != nil { registration.deferred = nil }
     registrations[token] = registration
-    if let deferred {
-      deliver(registration.delivery, token: token, event: { deferred.event }, into: &actions)
+    if let deferred,
+      Self.deliver(registration.delivery, token: token, event: { deferred.event }, into: &actions)
+    {
+      deliveries += 1
     }
     return actions
+  }
+}
+
+/// The last count of a name's posts seen from each poster: what shows a gap, posts the
+/// bus dropped on their way.
+///
+/// A receiver usually sees many posts in a row from one poster of one name: that stream's
+/// count is kept apart from the table and compared by its bytes, so such a post costs a
+/// comparison of two short strings, not the hashing of both for a table lookup. It goes
+/// into the table when a post of another stream comes.
+struct NameSequences {
+  /// At most ``maximumTracked`` entries (the recent stream's included).
+  private var table: [PosterAndName: UInt64] = [:]
+  /// The stream of the last post, with its count, not in ``table``.
+  private var recent: (key: PosterAndName, count: UInt64)?
+  static let maximumTracked = 4096
+
+  struct PosterAndName: Hashable {
+    var sender: String
+    var name: NotifyName
+  }
+
+  /// How many streams are tracked.
+  var count: Int { table.count + (recent == nil ? 0 : 1) }
+
+  /// Records a poster's count of its posts of `name`: whether it shows posts missing
+  /// since the last count seen from that poster.
+  ///
+  /// The first count seen from a poster is a start, as is a count that does not go up
+  /// (the poster started counting over, or a second subscription sees the same signal).
+  /// When the table is full it starts over, which can miss a gap but never invents one.
+  mutating func isGap(from sender: String, name: NotifyName, count: UInt64) -> Bool {
+    let last: UInt64?
+    if let recent, NotifyWire.hasSameBytes(recent.key.sender, sender),
+      NotifyWire.hasSameBytes(recent.key.name.rawValue, name.rawValue)
+    {
+      last = recent.count
+      self.recent?.count = count
+    } else {
+      if let recent { table[recent.key] = recent.count }
+      let key = PosterAndName(sender: sender, name: name)
+      last = table.removeValue(forKey: key)
+      if last == nil && table.count >= Self.maximumTracked - 1 { table.removeAll() }
+      recent = (key, count)
+    }
+    guard let last else { return false }
+    return count > last && count - last > 1
+  }
+
+  /// Forgets every count (a new bus hands out the old unique names again).
+  mutating func removeAll() {
+    table.removeAll()
+    recent = nil
   }
 }

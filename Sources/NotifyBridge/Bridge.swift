@@ -17,11 +17,15 @@ import Synchronization
 public final class Bridge: Sendable {
   /// What notifyd does for the bridge.
   public struct Host: Sendable {
-    /// Posts a name received from a broker on the local bus.
+    /// Posts a name received from a broker on the local bus, from notifyd's own
+    /// connection; calls its second argument with the post's sequence number just
+    /// before the post is sent.
     ///
     /// Returns whether the post was handed to the bus: a received message whose post was
-    /// not is not acknowledged, so the broker sends it again.
-    public var post: @Sendable (NotifyName) -> Bool
+    /// not is not acknowledged, so the broker sends it again. One that was is
+    /// acknowledged once the post comes back to notifyd from its bus
+    /// (``Bridge/routed(sequence:connection:)``).
+    public var post: @Sendable (NotifyName, (UInt64) -> Void) -> Bool
     /// Applies a state received from a broker under notifyd's restore rule (the newer
     /// set time wins).
     public var restoreState: @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome
@@ -32,30 +36,20 @@ public final class Bridge: Sendable {
     public var log: @Sendable (String) -> Void
     /// Which of notifyd's connections to its bus is the current one (it counts them).
     public var busConnection: @Sendable () -> UInt64
-    /// Starts a round trip on the connection that posted what brokers sent, and calls
-    /// its argument (on any thread, without waiting for it) with ``busConnection`` once
-    /// the bus answered, which means it has every post made before on that connection;
-    /// `nil` when it did not answer.
-    ///
-    /// Received posts are acknowledged only once it says so: a post handed to a
-    /// connection whose bus dies before routing it is lost without an error.
-    public var confirmPosts: @Sendable (@escaping @Sendable (UInt64?) -> Void) -> Void
 
     /// Creates a host.
     public init(
-      post: @escaping @Sendable (NotifyName) -> Bool,
+      post: @escaping @Sendable (NotifyName, (UInt64) -> Void) -> Bool,
       restoreState: @escaping @Sendable (NotifyName, UInt64, UInt64) -> StateOutcome,
       knownNames: @escaping @Sendable () -> [NotifyName],
       log: @escaping @Sendable (String) -> Void,
-      busConnection: @escaping @Sendable () -> UInt64,
-      confirmPosts: @escaping @Sendable (@escaping @Sendable (UInt64?) -> Void) -> Void
+      busConnection: @escaping @Sendable () -> UInt64
     ) {
       self.post = post
       self.restoreState = restoreState
       self.knownNames = knownNames
       self.log = log
       self.busConnection = busConnection
-      self.confirmPosts = confirmPosts
     }
   }
 
@@ -125,6 +119,23 @@ public final class Bridge: Sendable {
   /// bridge's session while the bus was away).
   public func busReconnected() {
     for link in links { link.resyncIfOwed() }
+  }
+
+  /// One of notifyd's own posts came back to it from its bus.
+  ///
+  /// It came on bus connection `connection` (``Host/busConnection`` then): the bus has
+  /// routed it and every post sent before it on that connection, so the broker messages
+  /// they were made for may be acknowledged. Call it for every `Posted` signal of
+  /// notifyd's own connection, with the signal's sequence number.
+  public func routed(sequence: UInt64, connection: UInt64) {
+    for link in links { link.routed(sequence: sequence, connection: connection) }
+  }
+
+  /// notifyd's bus connection was lost: posts made for broker messages and not
+  /// confirmed yet will not be; those messages are not acknowledged (each broker
+  /// connection that has some ends, and the broker sends them again).
+  public func busLost() {
+    for link in links { link.busLost() }
   }
 
   /// Publishes a local post of `name` to every broker that carries it.

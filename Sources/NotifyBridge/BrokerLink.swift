@@ -40,22 +40,29 @@ final class BrokerLink: Sendable {
     /// name) are not all made yet: they are made again at the next connection and when
     /// notifyd's bus is back.
     var resyncOwed = false
-    /// The posts from the broker not yet confirmed by the bus (their stamps, when they
-    /// have one): made since the round trip in flight started, and covered by it.
-    var unconfirmed = Unconfirmed()
-    var confirming = Unconfirmed()
-    /// Counts the round trips started and the connections ended: an answer that comes
-    /// after either is stale.
-    var round = 0
+    /// The posts made for messages from the broker that the bus has not confirmed yet,
+    /// in the order they were made (this link's connection thread makes them all, so in
+    /// the order of their sequence numbers, too).
+    var awaited: [AwaitedPost] = []
+    /// The bus cannot confirm the posts awaited (its connection was lost since they were
+    /// made); cleared when the broker connection ends.
+    var confirmationLost = false
   }
 
-  struct Unconfirmed {
-    var posts = 0
-    var stamps: [BridgeStamp] = []
-    /// The earliest of notifyd's bus connections a post may have gone to (read before
-    /// each post): a round trip confirms them only on that same connection.
-    var connection = UInt64.max
+  /// A post made for a message from the broker, until the bus confirms it.
+  struct AwaitedPost {
+    /// notifyd's sequence number of the post.
+    var sequence: UInt64
+    /// Which of notifyd's bus connections was the current one before the post.
+    var connection: UInt64
+    /// The message's stamp, forgotten if the post is not confirmed.
+    var stamp: BridgeStamp?
+    /// When it was made (`CLOCK_MONOTONIC`, nanoseconds).
+    var time: UInt64
   }
+
+  /// How long the bus has to confirm a post: `Protocol/bridge.md`, "Acknowledgements".
+  static let confirmationTimeout: UInt64 = 5_000_000_000
 
   /// The bridge, set once after creation (for the shared origin, counter and filter).
   var bridge: Bridge? {
@@ -84,7 +91,7 @@ final class BrokerLink: Sendable {
       reconnectDelay: configuration.reconnectDelay)
     let made = try MosquittoClient(
       settings, events: { [weak self] event in self?.handle(event) ?? true },
-      confirm: { [weak self] completion in self?.confirm(completion) ?? false })
+      acknowledgements: { [weak self] in self?.acknowledgements() ?? .failed })
     client.withLock { $0 = made }
     if configuration.broker.usesTLS, let notice = MosquittoClient.missingTLSPendingNotice() {
       host.log("\(name): \(notice)")
@@ -177,10 +184,9 @@ final class BrokerLink: Sendable {
     case .disconnected(let text):
       // The posts not confirmed were not acknowledged: the broker's copies are new.
       let (wasConnected, stamps) = state.withLock { state -> (Bool, [BridgeStamp]) in
-        let stamps = state.unconfirmed.stamps + state.confirming.stamps
-        state.unconfirmed = Unconfirmed()
-        state.confirming = Unconfirmed()
-        state.round += 1
+        let stamps = state.awaited.compactMap(\.stamp)
+        state.awaited.removeAll()
+        state.confirmationLost = false
         let was = state.statistics.connected
         state.statistics.connected = false
         state.subscribing = false
@@ -198,6 +204,15 @@ final class BrokerLink: Sendable {
     case .published(let id, let reason):
       if let topic = state.withLock({ $0.publishes.answered(id, reason) }) {
         answered(publishOf: topic, reason)
+      }
+    case .unconfirmed:
+      let count = unacknowledge()
+      if count <= 10 || count.isMultiple(of: 1000) {
+        let text =
+          "the bus did not confirm the posts just received; not acknowledged, the broker "
+          + "sends them again after reconnecting (unacknowledged \(count))"
+        setLastError(text)
+        host.log("\(name): \(text)")
       }
     case .subscribed(let id, let reasons):
       if let filter = state.withLock({ $0.subscriptions.answered(id, reasons) }) {
@@ -287,7 +302,7 @@ final class BrokerLink: Sendable {
         "\(name): the broker lost this bridge's session; posting the \(names.count) "
           + "bridged names once, since posts may have been missed")
     }
-    guard let unposted = names.firstIndex(where: { !host.post($0) }) else {
+    guard let unposted = names.firstIndex(where: { !host.post($0) { _ in } }) else {
       let owed = state.withLock { state -> Bool in
         defer { state.resyncOwed = false }
         return state.resyncOwed
@@ -359,10 +374,21 @@ final class BrokerLink: Sendable {
     switch message.content {
     case .post:
       let connection = host.busConnection()
-      guard host.post(message.name) else {
+      let stamp = message.stamp
+      // Awaited from before it is sent: its confirmation can come first.
+      var awaited = false
+      let posted = host.post(message.name) { sequence in
+        awaited = true
+        let time = Self.monotonicNow()
+        self.state.withLock { state in
+          state.awaited.append(
+            AwaitedPost(sequence: sequence, connection: connection, stamp: stamp, time: time))
+        }
+      }
+      guard posted else {
         // Not posted: neither its stamp nor those of the posts not confirmed yet, which
         // are not acknowledged either, may make the broker's redelivery a duplicate.
-        let count = unacknowledge(message.stamp, count: 1)
+        let count = awaited ? unacknowledge() : unacknowledge(also: stamp, count: 1)
         if count <= 10 || count.isMultiple(of: 1000) {
           let text =
             "could not post \(message.name) on the bus; not acknowledged, the broker sends it "
@@ -371,11 +397,6 @@ final class BrokerLink: Sendable {
           host.log("\(name): \(text)")
         }
         return false
-      }
-      state.withLock { state in
-        state.unconfirmed.posts += 1
-        state.unconfirmed.connection = min(state.unconfirmed.connection, connection)
-        if let stamp = message.stamp { state.unconfirmed.stamps.append(stamp) }
       }
     case .state(let value, let setTime):
       switch host.restoreState(message.name, value, setTime ?? Self.now()) {
@@ -392,56 +413,59 @@ final class BrokerLink: Sendable {
     return true
   }
 
-  /// Starts the round trip that confirms the posts made since the last one (the client
-  /// writes their PUBACKs once `completion` says so); `false` when there are none.
-  private func confirm(_ completion: @escaping @Sendable (Bool) -> Void) -> Bool {
-    let started = state.withLock { state -> (round: Int, connection: UInt64)? in
-      guard state.unconfirmed.posts > 0 else { return nil }
-      state.confirming.posts += state.unconfirmed.posts
-      state.confirming.stamps += state.unconfirmed.stamps
-      state.confirming.connection = min(
-        state.confirming.connection, state.unconfirmed.connection)
-      state.unconfirmed = Unconfirmed()
-      state.round += 1
-      return (state.round, state.confirming.connection)
-    }
-    guard let (round, connection) = started else { return false }
-    host.confirmPosts { [weak self] answeredOn in
-      // A round trip on a later connection (the bus came back meanwhile) says nothing
-      // of the posts handed to the one before.
-      let confirmed = answeredOn == connection
-      guard let self else { return completion(confirmed) }
-      let current = self.state.withLock { state -> Bool in
-        guard state.round == round else { return false }
-        if confirmed { state.confirming = Unconfirmed() }
-        return true
+  /// Whether the messages taken so far may be acknowledged: asked by the client, with
+  /// its `io` held.
+  private func acknowledgements() -> MosquittoClient.Acknowledgements {
+    state.withLock { state in
+      guard let oldest = state.awaited.first else { return .due }
+      if state.confirmationLost || Self.monotonicNow() &- oldest.time > Self.confirmationTimeout {
+        return .failed
       }
-      // An answer after the connection ended is its client's to ignore too.
-      if current && !confirmed {
-        let count = self.unacknowledge(nil, count: 0)
-        if count <= 10 || count.isMultiple(of: 1000) {
-          let text =
-            "the bus did not confirm the posts just received; not acknowledged, the broker "
-            + "sends them again after reconnecting (unacknowledged \(count))"
-          self.setLastError(text)
-          self.host.log("\(self.name): \(text)")
-        }
-      }
-      completion(confirmed)
+      return .held
     }
-    return true
+  }
+
+  /// notifyd's own post `sequence` came back to it from its bus, on its bus connection
+  /// `connection`: the bus has routed it, and every post made before it on that
+  /// connection (it handles a connection's messages in order).
+  ///
+  /// Confirms the awaited posts up to it, if it is one of this link's (its posts are
+  /// made by one thread, so those before it were sent before it) and they were all made
+  /// on that connection; when none is left, the PUBACKs go out, from this thread.
+  func routed(sequence: UInt64, connection: UInt64) {
+    let confirmed = state.withLock { state -> Bool in
+      guard let last = state.awaited.last, sequence <= last.sequence,
+        let index = state.awaited.firstIndex(where: { $0.sequence >= sequence }),
+        state.awaited[index].sequence == sequence
+      else { return false }
+      guard state.awaited[...index].allSatisfy({ $0.connection == connection }) else {
+        return false
+      }
+      state.awaited.removeSubrange(...index)
+      return state.awaited.isEmpty
+    }
+    if confirmed { client.withLock { $0 }?.acknowledge() }
+  }
+
+  /// notifyd's bus connection was lost: the posts awaited cannot be confirmed any more,
+  /// so the broker connection ends before their PUBACKs are written.
+  func busLost() {
+    let waiting = state.withLock { state -> Bool in
+      guard !state.awaited.isEmpty else { return false }
+      state.confirmationLost = true
+      return true
+    }
+    if waiting { client.withLock { $0 }?.confirmationFailed() }
   }
 
   /// Forgets the stamps of the posts not confirmed (and `stamp`), so that the broker's
   /// copies are posted again, and counts them (and `count` more) as unacknowledged;
   /// returns the new count.
-  private func unacknowledge(_ stamp: BridgeStamp?, count: UInt64) -> UInt64 {
+  private func unacknowledge(also stamp: BridgeStamp? = nil, count: UInt64 = 0) -> UInt64 {
     let (stamps, total) = state.withLock { state -> ([BridgeStamp], UInt64) in
-      let stamps = state.unconfirmed.stamps + state.confirming.stamps
-      state.statistics.unacknowledged +=
-        UInt64(state.unconfirmed.posts + state.confirming.posts) + count
-      state.unconfirmed = Unconfirmed()
-      state.confirming = Unconfirmed()
+      let stamps = state.awaited.compactMap(\.stamp)
+      state.statistics.unacknowledged += UInt64(state.awaited.count) + count
+      state.awaited.removeAll()
       return (stamps, state.statistics.unacknowledged)
     }
     for stamp in stamps + (stamp.map { [$0] } ?? []) { bridge?.forget(stamp) }
@@ -462,6 +486,12 @@ final class BrokerLink: Sendable {
 
   private func setLastError(_ text: String) {
     state.withLock { $0.statistics.lastError = text }
+  }
+
+  private static func monotonicNow() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
   }
 
   private static func now() -> UInt64 {

@@ -25,21 +25,23 @@ import Synchronization
 /// once `io` is released, so `events` may publish and subscribe.
 ///
 /// A received QoS 1 message is acknowledged only after `events` has taken it (posted it
-/// on the local bus) and `confirm`'s round trip says the bus has it: libmosquitto queues
-/// the PUBACK as it reads the PUBLISH, and until the connection thread has handed the
-/// messages read to `events` and the round trip is back, publishers only queue their
-/// packets (`holding`) and the thread writes nothing, so no PUBACK goes first. The
-/// thread reads on meanwhile (the broker sends at most its in-flight limit before it
-/// waits for PUBACKs), and a round trip started after the last posts covers them all.
-/// When `events` does not take a message or the bus does not confirm, the connection
-/// ends before anything queued is written: the broker, which keeps the session, sends
-/// every unacknowledged message again after the reconnection.
+/// on the local bus) and `acknowledgements` says the bus has every post made so far:
+/// libmosquitto queues the PUBACK as it reads the PUBLISH, and until the connection
+/// thread has handed the messages read to `events` and the bus has confirmed their posts,
+/// publishers only queue their packets (`holding`) and nothing is written, so no PUBACK
+/// goes first. The thread reads on meanwhile (the broker sends at most its in-flight
+/// limit before it waits for PUBACKs). The confirmation comes on another thread, which
+/// calls ``acknowledge()``: that thread then writes what waits itself, with no wake of
+/// the connection thread. When `events` does not take a message or the bus cannot
+/// confirm, the connection ends before anything queued is written: the broker, which
+/// keeps the session, sends every unacknowledged message again after the reconnection.
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
-  // thread uses it; `up` and `pending` are read and written only with `io` held;
-  // `delivering` and `thread` only by the connection thread (`thread` is written before
-  // it starts); `stopping` and `isConnected` are atomics; the rest is set in init.
+  // thread uses it; `up`, `pending`, `holding` and `handingOver` are read and written only
+  // with `io` held; `delivering` and `thread` only by the connection thread (`thread` is
+  // written before it starts); `stopping` and `isConnected` are atomics; the rest is set
+  // in init.
 
   /// What libmosquitto reported.
   enum Event {
@@ -55,6 +57,21 @@ final class MosquittoClient: @unchecked Sendable {
     case published(id: Int32, reason: Int32)
     /// The broker answered a subscription, one reason (granted QoS, or ≥ 0x80) per filter.
     case subscribed(id: Int32, reasons: [Int32])
+    /// The bus will not confirm the posts of messages taken (``Acknowledgements/failed``):
+    /// the connection ends, so none of what was read since the last PUBACKs is
+    /// acknowledged.
+    case unconfirmed
+  }
+
+  /// Whether the messages `events` took may be acknowledged.
+  enum Acknowledgements {
+    /// The bus has every post made for them: their PUBACKs may go.
+    case due
+    /// Some posts wait for the bus's confirmation.
+    case held
+    /// Some posts will not be confirmed (the bus connection was lost, or it did not
+    /// answer in time).
+    case failed
   }
 
   struct Settings {
@@ -77,21 +94,24 @@ final class MosquittoClient: @unchecked Sendable {
   /// Returns whether it took the event: `false` for a message that could not be posted,
   /// which then is not acknowledged.
   private let events: @Sendable (Event) -> Bool
-  /// Starts a round trip that confirms the posts `events` made so far, calling its
-  /// argument (on any thread) with whether the bus has them; returns `false`, and calls
-  /// nothing, when there is nothing to confirm.
-  private let confirm: @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
-  /// The answer to the round trip `confirmGeneration` started: the generation times 4,
-  /// plus 1 when confirmed, 2 when not (0 while waiting).
-  private let confirmation = Atomic<Int>(0)
-  /// The round trip in flight (if `confirming`); connection thread only.
-  private var confirmGeneration = 0
-  private var confirming = false
+  /// Whether the posts `events` made for the messages it took are all confirmed; asked
+  /// with `io` held (it must not call back into the client).
+  private let acknowledgements: @Sendable () -> Acknowledgements
   private let stopping = Atomic<Bool>(false)
   private var thread = pthread_t()
   private var started = false
   /// Held for every libmosquitto call on the connected client.
-  private let io = Mutex(())
+  ///
+  /// A plain pthread mutex, which puts a waiter to sleep at once. Synchronization's
+  /// `Mutex` spins first (1000 `pause`s, tens of µs): on the posting host the broker's
+  /// PUBACK wakes the connection thread while notifyd's D-Bus thread still holds `io`
+  /// writing the PUBLISH, and the spinning thread took a core from mosquitto and the
+  /// receiving host, on the hop's critical path.
+  private let io: UnsafeMutablePointer<pthread_mutex_t> = {
+    let made = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    pthread_mutex_init(made, nil)
+    return made
+  }()
   /// Whether the socket is connected (the CONNACK may still be on its way).
   ///
   /// Other threads use the handle only while it is. With `io` held only.
@@ -104,11 +124,16 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// With `io` held only.
   private var pending: [Event] = []
+  /// Whether PUBACKs queued by libmosquitto must wait: the connection thread is handing
+  /// the messages it read to `events`, or the bus has not confirmed their posts yet.
+  ///
+  /// Publishers then only queue their packets (the thread that ends the wait writes them
+  /// after). With `io` held only.
+  private var holding = false
   /// Whether the connection thread is handing messages it read to `events`.
   ///
-  /// Their PUBACKs are queued and must wait for that, so publishers only queue packets
-  /// (the connection thread writes them after). With `io` held only.
-  private var holding = false
+  /// Until it is done, ``acknowledge()`` writes nothing. With `io` held only.
+  private var handingOver = false
   /// The batch being handed to `events`, swapped with `pending`.
   ///
   /// Connection thread only.
@@ -129,12 +154,12 @@ final class MosquittoClient: @unchecked Sendable {
   ///   file it cannot read, say).
   init(
     _ settings: Settings, events: @escaping @Sendable (Event) -> Bool,
-    confirm: @escaping @Sendable (@escaping @Sendable (Bool) -> Void) -> Bool
+    acknowledgements: @escaping @Sendable () -> Acknowledgements
   ) throws(BridgeError) {
     _ = Self.initialized
     self.settings = settings
     self.events = events
-    self.confirm = confirm
+    self.acknowledgements = acknowledgements
     var ends: [CInt] = [-1, -1]
     guard pipe(&ends) == 0 else {
       throw BridgeError(.client, "cannot make the bridge's wake pipe: \(Self.errnoText())")
@@ -192,6 +217,8 @@ final class MosquittoClient: @unchecked Sendable {
     mosquitto_destroy(handle)
     close(wakeDescriptor)
     close(wakeWriteDescriptor)
+    pthread_mutex_destroy(io)
+    io.deallocate()
   }
 
   private static func from(_ object: UnsafeMutableRawPointer?) -> MosquittoClient? {
@@ -206,7 +233,9 @@ final class MosquittoClient: @unchecked Sendable {
 
   /// Runs `body` with `io` held.
   private func locked<Result: Sendable>(_ body: () -> Result) -> Result {
-    io.withLock { _ in body() }
+    pthread_mutex_lock(io)
+    defer { pthread_mutex_unlock(io) }
+    return body()
   }
 
   /// Wakes the connection thread out of `poll`.
@@ -255,14 +284,14 @@ final class MosquittoClient: @unchecked Sendable {
         // Each connection makes libmosquitto's socket pair anew.
         locked {
           up = true
-          Self.silenceSocketPair(of: handle)
+          Self.closeSocketPair(of: handle)
         }
         let (ended, heard) = serve()
         if heard { delay = settings.reconnectDelay.lowerBound }
-        confirming = false
         let answered = locked { () -> Bool in
           up = false
           holding = false
+          handingOver = false
           return self.answered
         }
         let stopped = stopping.load(ordering: .acquiring)
@@ -336,18 +365,9 @@ final class MosquittoClient: @unchecked Sendable {
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         _ = read(wakeDescriptor, &bytes, MemoryLayout.size(ofValue: bytes))
       }
-      if confirming {
-        let answer = confirmation.load(ordering: .acquiring)
-        if answer / 4 == confirmGeneration && answer % 4 == 2 {
-          return teardown("the bus did not confirm the posts of what was received")
-        }
-        // Confirmed: what was posted since that round trip started needs one more.
-        if answer / 4 == confirmGeneration && answer % 4 == 1 { startConfirming() }
-      }
       var code = Self.success
       if descriptors[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
-        let messagesRead: Bool
-        (code, messagesRead) = locked { () -> (Int32, Bool) in
+        code = locked { () -> Int32 in
           // What libmosquitto answers while reading (a PUBACK) waits for the write below:
           // the messages read reach the bus first.
           mosquitto_threaded_set(handle, true)
@@ -355,29 +375,44 @@ final class MosquittoClient: @unchecked Sendable {
           let read = readAll()
           mosquitto_threaded_set(handle, false)
           if read != Self.success { up = false }
-          holding =
-            confirming
-            || pending[reported...].contains { if case .message = $0 { true } else { false } }
+          if pending[reported...].contains(where: { if case .message = $0 { true } else { false } })
+          {
+            holding = true
+            handingOver = true
+          }
           swap(&pending, &delivering)
-          return (read, holding)
+          return read
         }
         if !deliver() { return teardown("a received message could not be posted on the bus") }
-        if messagesRead && !confirming { startConfirming() }
       }
-      if code == Self.success && confirming {
-        // Nothing is written until the bus confirmed: poll to read, not to write.
-        (socket, wantsWrite) = locked { nextPoll() }
-        wantsWrite = false
-      } else if code == Self.success {
+      if code == Self.success {
+        var failed = false
         (code, socket, wantsWrite) = locked { () -> (Int32, CInt, Bool) in
-          holding = false
+          handingOver = false
+          if holding {
+            switch acknowledgements() {
+            case .due: holding = false
+            case .held: break
+            case .failed: failed = true
+            }
+          }
           var result = Self.success
-          if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
-          if result == Self.success { result = mosquitto_loop_misc(handle) }
-          if result != Self.success { up = false }
+          // While holding, nothing is written (the PUBACKs wait), and libmosquitto's
+          // keep-alive, which would write them too, waits (at most the time the bus has to
+          // confirm, shorter than any keep-alive).
+          if !holding {
+            if mosquitto_want_write(handle) { result = mosquitto_loop_write(handle, 1) }
+            if result == Self.success { result = mosquitto_loop_misc(handle) }
+            if result != Self.success { up = false }
+          }
           swap(&pending, &delivering)
           let (socket, wantsWrite) = nextPoll()
-          return (result, socket, wantsWrite)
+          return (result, socket, wantsWrite && !holding)
+        }
+        if failed {
+          delivering.removeAll(keepingCapacity: true)
+          _ = events(.unconfirmed)
+          return teardown("the bus did not confirm the posts of what was received")
         }
         // What `events` publishes now and cannot finish wakes the poll.
         _ = deliver()
@@ -388,24 +423,42 @@ final class MosquittoClient: @unchecked Sendable {
     return ((Self.success, nil, false), heard)
   }
 
-  /// Starts a round trip for the posts made so far, if any (`confirming` says).
-  private func startConfirming() {
-    confirmGeneration += 1
-    let generation = confirmGeneration
-    confirming = confirm { [weak self] confirmed in
-      guard let self else { return }
-      self.confirmation.store(generation * 4 + (confirmed ? 1 : 2), ordering: .releasing)
-      self.wake()
+  /// The bus confirmed posts (on the calling thread, notifyd's D-Bus thread): writes
+  /// the PUBACKs and packets that waited, if `acknowledgements` now says they are due and
+  /// the connection thread is not handing messages over (it decides once it is done).
+  ///
+  /// What the socket does not take, or a failure, wakes the connection thread, which
+  /// finishes it.
+  func acknowledge() {
+    let unfinished = locked { () -> Bool in
+      guard up, holding, !handingOver else { return false }
+      switch acknowledgements() {
+      case .due:
+        holding = false
+        let reported = pending.count
+        var code = Self.success
+        if mosquitto_want_write(handle) { code = mosquitto_loop_write(handle, 1) }
+        return code != Self.success || mosquitto_want_write(handle) || pending.count > reported
+      case .held:
+        return false
+      case .failed:
+        return true
+      }
     }
+    if unfinished { wake() }
   }
+
+  /// Wakes the connection thread to see that the posts will not be confirmed
+  /// (`acknowledgements` says ``Acknowledgements/failed`` now).
+  func confirmationFailed() { wake() }
 
   /// Ends the connection before anything queued (the batch's PUBACKs) is written.
   private func teardown(_ why: String) -> (
     ended: (code: Int32, text: String?, shut: Bool), heard: Bool
   ) {
-    confirming = false
     locked {
       holding = false
+      handingOver = false
       up = false
       shutdown(mosquitto_socket(handle), Int32(SHUT_RDWR))
     }
@@ -461,51 +514,54 @@ final class MosquittoClient: @unchecked Sendable {
       + "(at the latest its keep-alive)"
   }
 
-  /// `/dev/null`, opened once, close-on-exec.
-  private static let nullDevice = open("/dev/null", O_WRONLY | O_CLOEXEC)
-
-  /// Points the write end of libmosquitto's own socket pair at `/dev/null`; with `io`
-  /// held, once the connection's pair exists.
+  /// Closes libmosquitto's own socket pair and leaves it without one; with `io` held,
+  /// once the connection's pair exists.
   ///
   /// libmosquitto writes a byte to the pair for every packet it queues, to wake
   /// `mosquitto_loop`, which the bridge does not use: nothing reads the pair. Left alone
   /// it fills after 278 packets (Linux), and every later packet costs a failed write
-  /// that also leaves `errno` at EAGAIN; a write to `/dev/null` always succeeds and
-  /// costs less than one to a socket (1.3 µs less here). The descriptor stays
-  /// libmosquitto's, which closes it as before.
+  /// that also leaves `errno` at EAGAIN. libmosquitto 2.0 writes to the pair, and closes
+  /// it (at the next connection, which makes a new one, and in `mosquitto_destroy`), only
+  /// when its descriptors are not `INVALID_SOCKET` (-1), as after a failed
+  /// `socketpair(2)`: with both ends closed and set to -1, a packet costs its own write
+  /// only. (Pointing the write end at `/dev/null`, as before, still cost a `write(2)` a
+  /// packet, made before the PUBLISH itself, on the hop's path.)
   ///
   /// Only with a libmosquitto whose client structure is known (``knowsClientLayout``);
   /// libmosquitto 2.0.11 has no option to go without the pair.
-  private static func silenceSocketPair(of handle: OpaquePointer) {
-    guard knowsClientLayout else { return }
-    let writeEnd = socketPairWriteEnd(of: handle)
-    guard writeEnd >= 0, nullDevice >= 0 else { return }
-    _ = notifybus_dup_cloexec(nullDevice, writeEnd)
+  private static func closeSocketPair(of handle: OpaquePointer) {
+    guard knowsClientLayout, let (readEnd, writeEnd) = socketPair(of: handle) else { return }
+    let fields = UnsafeMutableRawPointer(handle).assumingMemoryBound(to: CInt.self)
+    fields[1] = -1
+    fields[2] = -1
+    close(readEnd)
+    close(writeEnd)
   }
 
   /// Whether the libmosquitto running is a 2.0 release (tested: 2.0.11, Debian 12), whose
-  /// client structure starts as ``socketPairWriteEnd(of:)`` reads it; any other leaves
-  /// the pair alone.
+  /// client structure starts as ``socketPair(of:)`` reads it; any other leaves the pair
+  /// alone.
   private static let knowsClientLayout: Bool = {
     var (major, minor, revision): (Int32, Int32, Int32) = (0, 0, 0)
     _ = mosquitto_lib_version(&major, &minor, &revision)
     return major == 2 && minor == 0
   }()
 
-  /// The write end of the socket pair libmosquitto keeps for `mosquitto_loop`, or -1.
+  /// The read and write ends of the socket pair libmosquitto keeps for `mosquitto_loop`.
   ///
-  /// libmosquitto has no call that returns it. Its client structure starts, in every
-  /// release from 1.4 to 2.0 (only 2.0 is used: ``knowsClientLayout``), with the socket, then the pair's read and write ends
-  /// (`mosq_sock_t sock, sockpairR, sockpairW`); the first is checked against
-  /// `mosquitto_socket`, and both ends must be stream sockets of the Unix domain made by
-  /// this process, or the pair is left alone (its writes then fail once it is full,
-  /// which costs a system call and nothing else).
-  private static func socketPairWriteEnd(of handle: OpaquePointer) -> CInt {
+  /// libmosquitto has no call that returns them. Its client structure starts, in every
+  /// release from 1.4 to 2.0 (only 2.0 is used: ``knowsClientLayout``), with the
+  /// socket, then the pair's read and write ends (`mosq_sock_t sock, sockpairR,
+  /// sockpairW`); the first is checked against `mosquitto_socket`, and both ends must be
+  /// stream sockets of the Unix domain made by this process, or the pair is left alone
+  /// (`nil`: its writes then fail once it is full, which costs a system call and nothing
+  /// else).
+  private static func socketPair(of handle: OpaquePointer) -> (CInt, CInt)? {
     let fields = UnsafeRawPointer(handle).assumingMemoryBound(to: CInt.self)
     let (socket, readEnd, writeEnd) = (fields[0], fields[1], fields[2])
     guard socket >= 0, socket == mosquitto_socket(handle), readEnd >= 0, writeEnd >= 0,
       readEnd != writeEnd, readEnd != socket, writeEnd != socket
-    else { return -1 }
+    else { return nil }
     func isOwnUnixStream(_ fd: CInt) -> Bool {
       var value: CInt = 0
       var length = socklen_t(MemoryLayout<CInt>.size)
@@ -519,7 +575,7 @@ final class MosquittoClient: @unchecked Sendable {
       return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &peerLength) == 0
         && peer.pid == getpid()
     }
-    return isOwnUnixStream(readEnd) && isOwnUnixStream(writeEnd) ? writeEnd : -1
+    return isOwnUnixStream(readEnd) && isOwnUnixStream(writeEnd) ? (readEnd, writeEnd) : nil
   }
 
   /// The socket to poll and whether to poll it for writing; with `io` held.

@@ -45,7 +45,11 @@ public struct NotifyName: Hashable, Sendable, Comparable, CustomStringConvertibl
     let length = name.utf8.count
     if length == 0 { return "it is empty" }
     if length > maximumLength { return "it is \(length) bytes long; the limit is \(maximumLength)" }
-    if name.utf8.contains(0) { return "it contains a NUL character" }
+    // One `memchr` over a native string's bytes: this runs for every post received.
+    let hasNUL =
+      name.utf8.withContiguousStorageIfAvailable { memchr($0.baseAddress!, 0, $0.count) != nil }
+      ?? name.utf8.contains(0)
+    if hasNUL { return "it contains a NUL character" }
     return nil
   }
 

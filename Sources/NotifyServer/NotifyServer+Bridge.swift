@@ -13,9 +13,11 @@ import Synchronization
 struct Bridging {
   var bridge: Bridge?
   /// The server's own unique name: `Posted` signals it sent are never published again
-  /// (they are mediated posts, published when made, or posts that came from a broker).
+  /// (they are mediated posts, published when made, or posts that came from a broker);
+  /// they confirm that the bus has routed the posts made for brokers.
   var ownName = ""
-  /// Counts the connections to the bus, the first one included.
+  /// Counts the connections to the bus, the first one included (a reconnection to a new
+  /// bus may get the unique name of the connection before).
   var busConnections: UInt64 = 1
 }
 
@@ -23,13 +25,18 @@ extension NotifyServer {
   /// Starts the bridges of the configuration, if any; they connect in the background.
   func startBridges() async throws(NotifydError) {
     guard !configuration.bridges.isEmpty else { return }
-    let own = await connection.uniqueName?.rawValue ?? ""
-    bridging.withLock { $0.ownName = own }
     let connection = self.connection
+    // Called on the connection's thread at each change, before anything is sent or
+    // received on a new connection.
     _ = await connection.addStateObserver { [weak self] state in
-      guard case .connected(let unique) = state, let self else { return }
+      guard let self else { return }
+      guard case .connected(let unique) = state else {
+        // What the lost connection took is confirmed by nothing now.
+        self.bridging.withLock { $0.bridge }?.busLost()
+        return
+      }
       let bridge = self.bridging.withLock { bridging in
-        if bridging.ownName != unique.rawValue { bridging.busConnections += 1 }
+        bridging.busConnections += 1
         bridging.ownName = unique.rawValue
         return bridging.bridge
       }
@@ -47,9 +54,15 @@ extension NotifyServer {
         decoding: hostName.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
       userID: getuid(),
       busAddress: await connection.address?.rawValue ?? "")
+    // The name of the connection counted now: a reconnection while this waits has set a
+    // newer one, which a stale read must not overwrite (notifyd's own posts would then be
+    // published again and confirm nothing).
+    let counted = bridging.withLock { $0.busConnections }
+    let own = await connection.uniqueName?.rawValue ?? ""
+    bridging.withLock { if $0.busConnections == counted { $0.ownName = own } }
     let log = configuration.log
     let host = Bridge.Host(
-      post: { [weak self] name in self?.postFromBridge(name) ?? false },
+      post: { [weak self] name, sending in self?.postFromBridge(name, sending) ?? false },
       restoreState: { [weak self] name, value, time in
         self?.restoreFromBridge(name, value, setTime: time) ?? .refused
       },
@@ -57,11 +70,7 @@ extension NotifyServer {
         self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
       },
       log: log,
-      busConnection: { [weak self] in self?.bridging.withLock { $0.busConnections } ?? 0 },
-      confirmPosts: { [weak self] completion in
-        guard let self else { return completion(nil) }
-        self.confirmBridgePosts(completion)
-      })
+      busConnection: { [weak self] in self?.bridging.withLock { $0.busConnections } ?? 0 })
     let bridge: Bridge
     do {
       bridge = try Bridge(configuration.bridges, host: host, context: context)
@@ -86,12 +95,18 @@ extension NotifyServer {
     bridge?.stop()
   }
 
-  /// Publishes a `Posted` signal seen on the bus, unless this server sent it.
-  func bridgePost(_ name: NotifyName, sender: String?) {
-    guard let bridge = bridging.withLock({ $0.ownName == sender ? nil : $0.bridge }) else {
-      return
+  /// Publishes a `Posted` signal seen on the bus, unless this server sent it; one it
+  /// sent confirms that the bus has routed it and the posts sent before it.
+  func bridgePost(_ name: NotifyName, _ message: Message) {
+    let sender = message.sender?.rawValue
+    let (bridge, own, connection) = bridging.withLock {
+      ($0.bridge, $0.ownName == sender, $0.busConnections)
     }
-    bridge.post(name)
+    guard let bridge else { return }
+    guard own else { return bridge.post(name) }
+    if message.body.count > 1, let sequence = message.body[1].uint64Value {
+      bridge.routed(sequence: sequence, connection: connection)
+    }
   }
 
   /// Publishes a mediated post or a state change.
@@ -103,46 +118,35 @@ extension NotifyServer {
     bridging.withLock { $0.bridge }?.setState(name, value, setTime: setTime)
   }
 
-  /// Posts a name a broker sent, from the server's own connection, so receivers in
-  /// mediated mode accept it too; returns whether the post was handed to the bus.
+  /// Posts a name a broker sent; returns whether the post was handed to the bus.
+  ///
+  /// The post is made from the server's own connection, so receivers in mediated mode
+  /// accept it too. `sending` gets its sequence number just before it is sent: the
+  /// bridge awaits it coming back (``bridgePost(_:_:)``).
   ///
   /// Only a connection that is up at that moment takes it (`sendIfConnected`): a post
   /// kept for a reconnection would be acknowledged to the broker and lost if notifyd
-  /// ended first.
-  func postFromBridge(_ name: NotifyName) -> Bool {
+  /// ended first. A post not sent gives its numbers back when no post took later ones,
+  /// so receivers see no gap in the name's count (which would make them deliver every
+  /// name once).
+  func postFromBridge(_ name: NotifyName, _ sending: (UInt64) -> Void) -> Bool {
     let (sequence, nameSequence) = state.withLock { state in
       state.postSequence += 1
       return (state.postSequence, state.postCounts.next(for: name))
     }
+    sending(sequence)
     do {
       try connection.sendIfConnected(
         NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       return true
     } catch {
+      state.withLock { state in
+        if state.postSequence == sequence { state.postSequence -= 1 }
+        state.postCounts.giveBack(nameSequence, for: name)
+      }
       return false
     }
   }
-
-  /// Calls `completion`, after a round trip (`org.freedesktop.DBus.Peer.Ping`, 5 s at
-  /// most) on the connection that posted what brokers sent, with the count of bus
-  /// connections then (`nil` when the bus did not answer): the bus handles a
-  /// connection's messages in order, so its reply means it has every post sent before on
-  /// that connection.
-  func confirmBridgePosts(_ completion: @escaping @Sendable (UInt64?) -> Void) {
-    let connection = self.connection
-    Task { [weak self] in
-      do {
-        _ = try await connection.call(Self.bridgeConfirmationPing, timeout: .seconds(5))
-        completion(self?.bridging.withLock { $0.busConnections })
-      } catch {
-        completion(nil)
-      }
-    }
-  }
-
-  private static let bridgeConfirmationPing = Message.methodCall(
-    destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer",
-    member: "Ping")
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger
   /// value, so that every host settles on the same one.

@@ -203,7 +203,7 @@ public final class NotifyServer: Sendable {
       $0.table.recordPost(of: name.rawValue, at: now)
       $0.statistics.postsSeen += 1
     }
-    bridgePost(name, sender: message.sender?.rawValue)
+    bridgePost(name, message)
   }
 
   /// Forgets the cached identity of a connection that left the bus.

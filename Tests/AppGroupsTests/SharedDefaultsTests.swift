@@ -157,7 +157,7 @@ struct SharedDefaultsTests {
     }
   }
 
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(3)))
   func reportsChangesMadeByOtherWriters() async throws {
     let temporary = TemporaryDirectory()
     let defaults = try SharedDefaults(container: temporary.container())

@@ -332,7 +332,7 @@ private struct StraceEvents {
 /// Group commit: callers that arrive while a sync runs share the next one, and none returns
 /// before a sync that started after it arrived has ended.
 struct GroupSyncTests {
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(3)))
   func callersShareTheNextSyncAndNeverReturnOnAnEarlierOne() throws {
     let group = GroupSync()
     let clock = Mutex((now: 0, syncs: [(start: Int, end: Int)]()))
@@ -388,7 +388,7 @@ struct GroupSyncTests {
   ///
   /// Linux reports a writeback error once per open file description, so after one failed
   /// the next returns 0 although the data it covered may be lost.
-  @Test(.timeLimit(.minutes(1))) func aFailedSegmentSyncPoisonsEveryLaterCaller() {
+  @Test(.timeLimit(.minutes(3))) func aFailedSegmentSyncPoisonsEveryLaterCaller() {
     let group = GroupSync(poisonedByFailure: true)
     let failure = ContainerError(code: .busy, path: "/x", message: "flush failed.")
     let started = DispatchSemaphore(value: 0)

@@ -265,7 +265,7 @@ struct SpoolSegmentRecoveryTests {
 
   /// A child made by `fork` without `exec` inherits the parent's segment, its lock and its
   /// append offset: it appends to a segment of its own, not over the parent's next record.
-  @Test(.timeLimit(.minutes(1))) func aForkedChildDoesNotAppendOverItsParent() throws {
+  @Test(.timeLimit(.minutes(3))) func aForkedChildDoesNotAppendOverItsParent() throws {
     let temporary = TemporaryDirectory()
     let child = try Child(["produce-forked", "group.com.example.tests"], groups: temporary.groups)
     #expect(child.wait(seconds: 50) == 0)

@@ -6,7 +6,7 @@ import Testing
 
 @testable import DBusCore
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct EmbeddedBusTests {
   /// A fresh XDG_RUNTIME_DIR, with no session bus in the environment.
   func environment(_ runtime: String) -> [String: String] {

@@ -7,7 +7,7 @@ import Testing
 /// Method calls made while connected: written on the caller's thread, resumed from the
 /// connection's thread by their reply, a timeout, a cancellation or the loss of the
 /// connection.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct CallTests {
   let bus: PrivateBus
 
@@ -164,7 +164,7 @@ struct CallTests {
 }
 
 /// Calls from a task that prefers the connection's executor run on its thread throughout.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct CallsOnTheConnectionsExecutorTests {
   let bus: PrivateBus
 

@@ -8,7 +8,7 @@ import Testing
 /// What needs the bus fails with ``DBusError/Name/disconnected``, the rest returns. Each of
 /// these waited for ever before (the work went to a thread that was gone); the suite's
 /// time limit turns a wait into a failure.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct ClosedConnectionTests {
   let bus: PrivateBus
 

@@ -23,6 +23,10 @@ final class Inbox: Sendable {
   }
 }
 
+final class DroppedCount: Sendable {
+  let value = Atomic<Int>(0)
+}
+
 let testPath: ObjectPath = "/org/notifybus/Test"
 let testInterface: InterfaceName = "org.notifybus.Test"
 
@@ -32,7 +36,7 @@ func tick(_ tag: String, _ sequence: UInt64) -> Message {
     body: [.string(tag), .uint64(sequence)])
 }
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct ConnectionTests {
   let bus: PrivateBus
 
@@ -65,6 +69,64 @@ struct ConnectionTests {
     #expect(message.body == [.string("hello"), .uint64(1)])
     #expect(message.sender == (await sender.uniqueName))
     #expect(message.path == testPath)
+    await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+  }
+
+  /// A received signal's arguments are read into storage that the next signal reuses once
+  /// the handlers have let go: the signals a handler keeps (every third here, to a task
+  /// and an array) keep exactly their own arguments, of every count and kind, while the
+  /// ones in between, dropped at once, are read into the storage again.
+  @Test func keptSignalsKeepTheirArgumentsWhileDroppedOnesReuseTheStorage() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let kept = Inbox()
+    let dropped = DroppedCount()
+    func body(_ index: Int) -> [DBusValue] {
+      let tag = DBusValue.string("signal \(index) with a string too long to be stored inline")
+      return Array(
+        [
+          tag, .uint64(UInt64(index)), .array(elementType: "s", [.string("in \(index)")]),
+          .bytes(Array(repeating: UInt8(index & 0xFF), count: index % 5)),
+          .variant(.int32(Int32(index))), .boolean(index.isMultiple(of: 2)),
+        ].prefix(index % 7))
+    }
+    let subscription = try await receiver.subscribe(
+      .signal(interface: testInterface, member: "Kept")
+    ) { message in
+      guard case .uint64(let index)? = message.body.dropFirst().first,
+        index.isMultiple(of: 3)
+      else {
+        dropped.value.add(1, ordering: .relaxed)
+        return
+      }
+      kept.append(message)
+      Task { kept.append(message) }
+    }
+    let count = 300
+    for index in 0..<count {
+      // Signals of fewer than two arguments carry no index: sent with one of 2 or more.
+      let arguments = index % 7 < 2 ? [.string("no index"), .uint64(1)] : body(index)
+      try sender.send(
+        .signal(path: testPath, interface: testInterface, member: "Kept", body: arguments))
+    }
+    let expected = (0..<count).filter { $0 % 7 >= 2 && $0.isMultiple(of: 3) }
+    let received = await kept.wait(for: 2 * expected.count)
+    var byIndex: [UInt64: [[DBusValue]]] = [:]
+    for message in received {
+      if case .uint64(let index)? = message.body.dropFirst().first {
+        byIndex[index, default: []].append(message.body)
+      }
+    }
+    #expect(byIndex.count == expected.count)
+    for index in expected {
+      #expect(byIndex[UInt64(index)] == [body(index), body(index)], "signal \(index)")
+    }
+    await waitUntil(timeout: .seconds(10)) {
+      dropped.value.load(ordering: .relaxed) >= count - expected.count
+    }
+    #expect(dropped.value.load(ordering: .relaxed) == count - expected.count)
     await subscription.cancel()
     await sender.close()
     await receiver.close()

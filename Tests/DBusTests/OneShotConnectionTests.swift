@@ -5,7 +5,7 @@ import Dispatch
 import Glibc
 import Testing
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct OneShotConnectionTests {
   let bus: PrivateBus
 

@@ -3,7 +3,7 @@ import DBus
 import Testing
 
 /// ``SignalRuleSet``: rules of one shape, one per interface, with one handler.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct RuleSetTests {
   let bus: PrivateBus
 
@@ -55,6 +55,84 @@ struct RuleSetTests {
     #expect(try await matchRules(of: me, via: sender) == 3)
     #expect(await receiver.matchRuleCount == 3)
     await subscription.cancel()
+    await sender.close()
+    await receiver.close()
+  }
+
+  /// A set whose handler reads each signal in place sees what a set of messages sees: the
+  /// same signals (its template's member and path compared in place), with the same
+  /// sender, interface, path, member and arguments, and the same message to keep.
+  @Test func anInPlaceSetSeesWhatAMessageSetSees() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let messages = Inbox()
+    let template = MatchRule.signal(member: "Tick", path: testPath)
+    let plain = receiver.ruleSet(template) { messages.append($0) }
+    let read = Inbox()
+    let kept = Inbox()
+    let inPlace = receiver.ruleSet(template) { (signal: borrowing ReceivedSignal) in
+      let arguments = signal.arguments { arguments in
+        var all: [DBusValue] = []
+        while let value = arguments.next() { all.append(value) }
+        return all
+      }
+      read.append(
+        Message(
+          kind: .signal, path: signal.path, interface: signal.interface, member: signal.member,
+          sender: signal.sender, body: arguments))
+      kept.append(signal.message)
+    }
+    for set in [plain, inPlace] {
+      try await set.add(Self.first)
+      try await set.add(Self.second)
+    }
+    let nested: [DBusValue] = [
+      .string("nested"), .structure([.int32(-4), .string("in a struct long enough to be cached")]),
+      .array(elementType: "t", [.uint64(1), .uint64(2)]), .bytes([1, 2, 3]),
+      .dictionary(keyType: "s", valueType: "v", [.init(.string("k"), .variant(.boolean(true)))]),
+    ]
+    for message in [
+      Self.tick(Self.first, "1"), Self.tick(Self.other, "not added"),
+      Self.tick(Self.first, "wrong member", member: "Tock"),
+      .signal(path: testPath, interface: Self.second, member: "Tick", body: nested),
+      .signal(path: "/elsewhere", interface: Self.first, member: "Tick", body: [.string("path")]),
+      .signal(path: testPath, interface: Self.first, member: "Tick", body: []),
+      Self.tick(Self.first, "3"),
+    ] {
+      try sender.send(message)
+    }
+    let expected = await messages.wait(for: 4)
+    #expect(expected.map(\.body) == [[.string("1")], nested, [], [.string("3")]])
+    let inPlaceRead = await read.wait(for: 4)
+    #expect(inPlaceRead.count == 4)
+    for (message, reread) in zip(expected, inPlaceRead) {
+      #expect(reread.sender == message.sender && reread.sender != nil)
+      #expect(reread.interface == message.interface && reread.member == message.member)
+      #expect(reread.path == message.path && reread.body == message.body)
+    }
+    #expect(kept.all == expected)
+    await sender.close()
+    await receiver.close()
+  }
+
+  /// A template that names more than type, member and path is matched in full: here its
+  /// first argument.
+  @Test func anInPlaceSetMatchesTheWholeTemplate() async throws {
+    let sender = try await connect()
+    let receiver = try await connect()
+    let read = Inbox()
+    var template = MatchRule.signal(member: "Tick", path: testPath)
+    template.arguments[0] = "wanted"
+    let set = receiver.ruleSet(template) { (signal: borrowing ReceivedSignal) in
+      read.append(signal.message)
+    }
+    try await set.add(Self.first)
+    try sender.send(Self.tick(Self.first, "unwanted"))
+    try sender.send(Self.tick(Self.first, "wanted"))
+    try await sender.flush()
+    #expect(Self.tags(await read.wait(for: 1)) == ["wanted"])
+    try await settle()
+    #expect(Self.tags(read.all) == ["wanted"])
     await sender.close()
     await receiver.close()
   }

@@ -8,7 +8,7 @@ import Testing
 /// `sendIfConnected`: a message is taken only by a connection that is up at that moment,
 /// never kept for a reconnection (notifyd's bridge acknowledges a broker's post only
 /// when the bus took it).
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct SendIfConnectedTests {
   let bus: PrivateBus
 

@@ -194,4 +194,63 @@ import Testing
     #expect(!wantsCompaction)
     #expect(list.isEmpty && Array(list).isEmpty, "an emptied list holds nothing")
   }
+
+  /// The gap check keeps the last post's stream apart from its table: it answers as a
+  /// plain table of every stream's last count does, whatever order posts of several
+  /// posters and names come in (runs of one stream, interleaved ones, counts that jump,
+  /// repeat or start over).
+  @Test func nameSequencesSeeTheGapsATableOfEveryStreamSees() throws {
+    var sequences = NameSequences()
+    var reference: [String: UInt64] = [:]
+    var random = SplitMix(state: 18)
+    let senders = [":1.7", ":1.42", ":1.1234567890123"]
+    let names: [NotifyName] = ["group.example.a", "group.example.b", "group.example.long.name.c"]
+    var counts: [String: UInt64] = [:]
+    var gaps = 0
+    for step in 0..<20_000 {
+      // Runs of one stream, as a flood from one poster brings them.
+      let stream = Int(random.next() % 9)
+      let sender = senders[stream % 3]
+      let name = names[stream / 3]
+      let key = sender + " " + name.rawValue
+      let last = counts[key] ?? 0
+      let count: UInt64 =
+        switch random.next() % 10 {
+        case 0: last + 2 + random.next() % 3  // posts lost
+        case 1: last  // the same signal seen twice
+        case 2: 1  // the poster started over
+        default: last + 1
+        }
+      counts[key] = count
+      let expected = reference.updateValue(count, forKey: key).map { count > $0 && count - $0 > 1 }
+      let gap = sequences.isGap(from: sender, name: name, count: count)
+      #expect(gap == (expected ?? false), "step \(step): \(key) \(last) → \(count)")
+      if gap { gaps += 1 }
+    }
+    #expect(gaps > 500)
+    #expect(sequences.count == 9)
+    sequences.removeAll()
+    #expect(sequences.count == 0)
+    let afterForgetting = sequences.isGap(from: senders[0], name: names[0], count: 100)
+    #expect(!afterForgetting, "forgotten: a start")
+  }
+
+  /// More streams than the table holds: it starts over, which can miss a gap but never
+  /// invents one, and never holds more than its limit.
+  @Test func nameSequencesStartOverWhenFullAndInventNoGap() {
+    var sequences = NameSequences()
+    let name: NotifyName = "group.example.many"
+    for round in UInt64(1)...3 {
+      for poster in 0..<(NameSequences.maximumTracked + 100) {
+        let gap = sequences.isGap(from: ":1.\(poster)", name: name, count: round)
+        #expect(!gap)
+        #expect(sequences.count <= NameSequences.maximumTracked)
+      }
+    }
+    // Still tracked after all that: the stream just seen.
+    _ = sequences.isGap(from: ":1.5", name: name, count: 10)
+    let next = sequences.isGap(from: ":1.5", name: name, count: 11)
+    let skipped = sequences.isGap(from: ":1.5", name: name, count: 13)
+    #expect(!next && skipped)
+  }
 }

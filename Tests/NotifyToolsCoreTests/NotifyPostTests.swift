@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// `notify-post`'s library code, run in this process against a private bus.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct NotifyPostTests {
   let bus: PrivateBus
 

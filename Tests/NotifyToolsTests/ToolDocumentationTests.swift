@@ -183,7 +183,7 @@ struct ToolDocumentationTests {
     zpty -d z
     """#
 
-  @Test(.enabled(if: has("zsh")), .timeLimit(.minutes(1)))
+  @Test(.enabled(if: has("zsh")), .timeLimit(.minutes(3)))
   func zshCompletesOptionsValuesAndSubcommands() throws {
     let directory = "/tmp/notifybus-zsh-\(getpid())"
     mkdir(directory, 0o700)

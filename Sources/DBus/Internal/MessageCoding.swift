@@ -189,6 +189,21 @@ package enum MessageCoding {
   /// Reads a libdbus message into a value, taking its strings from `strings` when they
   /// were seen recently.
   package static func decode(_ raw: OpaquePointer, strings: inout StringCache) -> Message {
+    var body: [DBusValue] = []
+    return decode(raw, strings: &strings, body: &body)
+  }
+
+  /// Reads a libdbus message into a value as ``decode(_:strings:)`` does, its arguments
+  /// into `body`'s storage when nothing else holds it.
+  ///
+  /// The message shares `body`'s storage. Once the message is gone (a handler on the
+  /// connection's thread that reads and drops it), the storage is `body`'s alone again
+  /// and the next message reuses it: no allocation for the argument array. A message that
+  /// is kept (queued for a task, yielded to a stream) keeps its arguments; the next one
+  /// then gets new storage, as every message did before.
+  package static func decode(
+    _ raw: OpaquePointer, strings: inout StringCache, body: inout [DBusValue]
+  ) -> Message {
     func string(_ pointer: UnsafePointer<CChar>?) -> String? {
       pointer.map { strings.string($0) }
     }
@@ -211,9 +226,13 @@ package enum MessageCoding {
       replySerial: dbus_message_get_reply_serial(raw),
       noReplyExpected: dbus_message_get_no_reply(raw) != 0,
       noAutoStart: dbus_message_get_auto_start(raw) == 0)
+    // In place when no earlier message still shares the storage; else new storage of
+    // the same capacity.
+    body.removeAll(keepingCapacity: true)
     var iter = DBusMessageIter()
     if dbus_message_iter_init(raw, &iter) != 0 {
-      message.body = readAll(&iter, &strings)
+      readAll(&iter, &strings, into: &body)
+      message.body = body
     }
     return message
   }
@@ -222,13 +241,19 @@ package enum MessageCoding {
     -> [DBusValue]
   {
     var values: [DBusValue] = []
+    readAll(&iter, &strings, into: &values)
+    return values
+  }
+
+  private static func readAll(
+    _ iter: inout DBusMessageIter, _ strings: inout StringCache, into values: inout [DBusValue]
+  ) {
     // One allocation for the usual few arguments, instead of growing 1, 2, 4.
-    values.reserveCapacity(4)
+    if values.capacity < 4 { values.reserveCapacity(4) }
     while dbus_message_iter_get_arg_type(&iter) != CDBus_TYPE_INVALID {
       values.append(read(&iter, &strings))
       dbus_message_iter_next(&iter)
     }
-    return values
   }
 
   private static func signature(of iter: inout DBusMessageIter) -> String {
@@ -237,7 +262,7 @@ package enum MessageCoding {
     return String(cString: raw)
   }
 
-  private static func read(_ iter: inout DBusMessageIter, _ strings: inout StringCache)
+  static func read(_ iter: inout DBusMessageIter, _ strings: inout StringCache)
     -> DBusValue
   {
     func basic<T: BitwiseCopyable>(_ initial: T) -> T {

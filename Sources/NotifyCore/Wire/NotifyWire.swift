@@ -1,5 +1,11 @@
 public import DBusCore
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// The names and layout of NotifyBus's notification signals on D-Bus.
 ///
 /// Specified in `Protocol/notify.md`; the constants here and that document change
@@ -67,7 +73,7 @@ public enum NotifyWire {
     of name: UnsafeBufferPointer<UInt8>
   ) -> Bool? {
     guard text.count >= prefix.count,
-      UnsafeBufferPointer(rebasing: text[..<prefix.count]).elementsEqual(prefix)
+      sameBytes(UnsafeBufferPointer(rebasing: text[..<prefix.count]), prefix)
     else { return nil }
     guard text.count <= 255 else { return false }
     let hexDigits: StaticString = "0123456789abcdef"
@@ -164,11 +170,13 @@ public enum NotifyWire {
   ///   - sequence: The poster's count of all its posts, this one included.
   ///   - nameSequence: The poster's count of its posts of `name`, this one included: a
   ///     receiver that sees it jump knows the bus dropped posts on the way.
-  public static func signal(for name: NotifyName, sequence: UInt64, nameSequence: UInt64)
-    -> Message
-  {
+  ///   - interface: ``interface(for:)`` of the name, when the caller keeps it
+  ///     (``PostCounts/nextPost(of:)``); built here when `nil`.
+  public static func signal(
+    for name: NotifyName, sequence: UInt64, nameSequence: UInt64, interface: InterfaceName? = nil
+  ) -> Message {
     .signal(
-      path: path, interface: interface(for: name), member: member,
+      path: path, interface: interface ?? self.interface(for: name), member: member,
       body: [.string(name.rawValue), .uint64(sequence), .uint64(nameSequence)])
   }
 
@@ -212,13 +220,19 @@ public enum NotifyWire {
 
   /// Whether two strings have the same UTF-8 bytes (not `==`, which compares canonical
   /// equivalence): a length check and one comparison over memory.
-  static func hasSameBytes(_ a: String, _ b: String) -> Bool {
+  package static func hasSameBytes(_ a: String, _ b: String) -> Bool {
     guard a.utf8.count == b.utf8.count else { return false }
     var same: Bool?
     _ = a.utf8.withContiguousStorageIfAvailable { a in
-      b.utf8.withContiguousStorageIfAvailable { b in same = a.elementsEqual(b) }
+      b.utf8.withContiguousStorageIfAvailable { b in same = sameBytes(a, b) }
     }
     return same ?? a.utf8.elementsEqual(b.utf8)
+  }
+
+  /// Whether two buffers hold the same bytes: one `memcmp` (the generic `elementsEqual`
+  /// compares a byte at a time).
+  static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
   }
 
   /// A call of `notifyd`'s `member` with `body`.

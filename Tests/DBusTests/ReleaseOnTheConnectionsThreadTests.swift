@@ -7,7 +7,7 @@ import Testing
 /// something (a signal handler or a method handler that libdbus is dispatching to, a task
 /// that prefers its thread) is closed and freed as a job of its own, after that work: never
 /// from inside it, where libdbus or the task would go on using what was freed.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct ReleaseOnTheConnectionsThreadTests {
   let bus: PrivateBus
 

@@ -58,7 +58,8 @@ public actor BusConnection {
   /// switch to another thread, as a C client waits for a reply on its connection's
   /// thread. Such code shares the thread with every handler of the connection: it must
   /// not block.
-  public nonisolated var taskExecutor: any TaskExecutor { loop }
+  public nonisolated var taskExecutor: any TaskExecutor { threadExecutor }
+  nonisolated let threadExecutor: ThreadTaskExecutor
 
   /// The libdbus connection; `nil` while reconnecting and after closing.
   var raw: OpaquePointer?
@@ -109,6 +110,7 @@ public actor BusConnection {
   private init(bus: Bus) {
     self.bus = bus
     self.loop = EventLoop()
+    self.threadExecutor = ThreadTaskExecutor(loop)
   }
 
   /// Connects to a bus and registers with it.
@@ -242,7 +244,7 @@ public actor BusConnection {
     // between attempts, so a connection released while its bus is gone still ends. It
     // runs on the connection's thread, as the attempts do, so a busy concurrency pool
     // does not delay it.
-    reconnectTask = Task(executorPreference: loop) { [weak self] in
+    reconnectTask = Task(executorPreference: threadExecutor) { [weak self] in
       var delay = Duration.milliseconds(25)
       var attempt = 1
       while await self?.reconnect(attempt: attempt) == false {
@@ -472,7 +474,7 @@ public actor BusConnection {
       }
       return try await callOnLoop(message, timeout: timeout)
     }
-    return try await awaited.result(resumedOn: loop) {
+    return try await awaited.result(resumedOn: threadExecutor) {
       replyWaiters.take(serial)?.complete(
         .failure(DBusError(.noReply, "the call was cancelled before its reply arrived")))
     }.get()
@@ -702,8 +704,8 @@ final class AwaitedReply: Sendable {
   /// (the task's executor preference, or the global pool), from where the task hops to its
   /// actor. A caller on an actor would so wake a pool thread, which wakes the actor's:
   /// two thread switches where one does. A caller on an actor with an executor of its own
-  /// (the main actor, the connection, an actor on a queue) therefore waits with `loop`
-  /// (the thread the completion comes from) as its executor preference: the completion
+  /// (the main actor, the connection, an actor on a queue) therefore waits with `thread`
+  /// (the connection's, where replies come from) as its executor preference: the completion
   /// resumes it there without a wakeup, and it hops straight to its actor's executor. A
   /// default actor runs on its task's preferred executor, so it would stay on the
   /// connection's thread after the call, running the caller's code there: it, and a
@@ -713,13 +715,17 @@ final class AwaitedReply: Sendable {
   /// the operations' nonisolated function types would otherwise start on the generic
   /// executor, a hop before the wait.
   func result(
-    isolation: isolated (any Actor)? = #isolation, resumedOn loop: any TaskExecutor,
+    isolation: isolated (any Actor)? = #isolation, resumedOn thread: ThreadTaskExecutor,
     onCancel: @Sendable () -> Void
   ) async -> Result<Message, DBusError> {
     await withTaskCancellationHandler {
       _ = isolation
-      guard let isolation, hasExecutorOfItsOwn(isolation) else { return await result() }
-      return await withTaskExecutorPreference(loop) {
+      // Not `guard let isolation`: the closure below must capture the isolated parameter
+      // itself to run where the caller is; capturing a local copy of it made the closure
+      // nonisolated, so the caller hopped to the connection's thread to wait (one more
+      // wakeup of that thread, and a write and a read of its wake pipe, per call).
+      guard let actor = isolation, hasExecutorOfItsOwn(actor) else { return await result() }
+      return await withTaskExecutorPreference(thread) {
         _ = isolation
         return await result()
       }

@@ -208,11 +208,13 @@ struct CallsOnTheConnectionsExecutorTests {
     let caller = RecordingCaller(client)
     let replies = try await caller.echo(20, to: name)
     #expect(replies == (0..<20).map { [.uint32(UInt32($0))] })
-    // One job per call came from another thread, the reply's, from the connection's own:
-    // the caller neither waited on nor was resumed through a thread of the global pool.
-    // (Jobs the actor gives itself, on its own queue, switch no thread.)
+    // At most one job per call came from another thread, the reply's, from the
+    // connection's own: the caller neither waited on nor was resumed through a thread of
+    // the global pool. (Jobs the actor gives itself, on its own queue, switch no thread;
+    // a reply that arrives before the caller waits for it resumes it with none.)
     let jobs = caller.executor.jobs.withLock { $0 }.filter { $0 != .itself }
-    #expect(jobs == Array(repeating: .connection, count: 20))
+    #expect(jobs.count <= 20)
+    #expect(jobs.allSatisfy { $0 == .connection })
     await client.close()
     await server.close()
   }

@@ -22,14 +22,17 @@ import SystemSupport
 /// closing, pending calls); the toggle function does nothing, since the enabled state is
 /// read before every poll. A `dbus_connection_send` from another thread may report a
 /// dispatch-status change and calls the wakeup function, so those two are thread-safe.
-final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
+final class EventLoop: SerialExecutor, @unchecked Sendable {
   // Safety of @unchecked Sendable: `queue` is the only state other threads touch, and a
   // Mutex guards it; `threadID` and `ended` are atomic. Every other stored property is read and
   // written only on the loop thread: the libdbus callbacks and `run()` are the only
   // users, and `preconditionInLoop()` checks the libdbus entry points.
 
   private enum Work: Sendable {
+    /// A job of the actor this loop is the executor of.
     case job(UnownedJob)
+    /// A job of a task that prefers the loop's thread (see ``ThreadTaskExecutor``).
+    case taskJob(UnownedJob, UnownedTaskExecutor)
     case closure(@Sendable () -> Void)
   }
 
@@ -123,13 +126,16 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     UnownedSerialExecutor(ordinary: self)
   }
 
-  func asUnownedTaskExecutor() -> UnownedTaskExecutor {
-    UnownedTaskExecutor(ordinary: self)
-  }
-
   func checkIsolated() {
     precondition(inLoop, "not on the connection's event loop thread")
   }
+
+  // No `isIsolatingCurrentContext()`: answering "isolated" for the whole thread would also
+  // claim the connection's isolation for code that runs here without it (a task that
+  // prefers the thread, a libdbus callback), and the runtime would then run the
+  // connection's isolated deinit inline, inside that code, when it lets go of the last
+  // reference (`ReleaseOnTheConnectionsThreadTests`). Without it the runtime trusts only
+  // the jobs it runs as the connection's, and `checkIsolated()` serves `assumeIsolated`.
 
   /// Whether the calling thread is this loop's thread (or, once the thread has ended, the
   /// queue its work runs on).
@@ -147,6 +153,15 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   /// Runs `body` on the loop thread, after the work already queued.
   func execute(_ body: @escaping @Sendable () -> Void) {
     submit(.closure(body))
+  }
+
+  /// Runs a job that `executor`, this loop's task executor, was given.
+  ///
+  /// The job is a task that prefers `executor` and keeps it alive (an unstructured task
+  /// owns its preference; `withTaskExecutorPreference` holds it for its scope), so the
+  /// unowned reference is valid when the job runs.
+  func enqueue(_ job: UnownedJob, of executor: UnownedTaskExecutor) {
+    submit(.taskJob(job, executor))
   }
 
   /// Runs `body` on the loop thread once the messages read so far are dispatched: right
@@ -220,6 +235,8 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     var polledWatches: [OpaquePointer] = []
     // Swapped with the queue's array each turn, so taking the work allocates nothing.
     var work: [Work] = []
+    // Whether the last turn went on to its work without polling (see below).
+    var skippedPoll = false
     while true {
       work.removeAll(keepingCapacity: true)
       let stopping = queue.withLock { queue in
@@ -239,6 +256,15 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
       let dispatchedEverything = dispatchPending()
 
       let hasWork = !dispatchedEverything || queue.withLock { !$0.work.isEmpty }
+      // Work the messages just dispatched queued (a task a reply resumed, a method
+      // handler's task) runs before the next poll, which would find nothing yet: a
+      // syscall saved per reply and per call served. Every other turn still polls, so a
+      // stream of jobs cannot keep I/O waiting.
+      if hasWork && !skippedPoll {
+        skippedPoll = true
+        continue
+      }
+      skippedPoll = false
       wokenToWrite.store(false, ordering: .sequentiallyConsistent)
       pollDescriptors.removeAll(keepingCapacity: true)
       polledWatches.removeAll(keepingCapacity: true)
@@ -288,6 +314,8 @@ final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
   private func perform(_ work: Work) {
     switch work {
     case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+    // Isolated to nothing: nonisolated code then runs on without a hop back to the loop.
+    case .taskJob(let job, let executor): job.runSynchronously(on: executor)
     case .closure(let body): body()
     }
   }

@@ -518,12 +518,16 @@ extension Spool {
   /// cursor passes it at once.
   ///
   /// The id is written at once, so a consumer process that is killed from here on never
-  /// hands the entry over again. It is flushed (one `fdatasync` for up to ``settleBatch``
-  /// ids) by ``settle(_:)``: when that many are waiting, and before files are removed.
+  /// hands the entry over again. It is flushed on a queue of its own, which the drain does
+  /// not wait for, once half of ``settleBatch`` ids are waiting and no file handed over
+  /// waits for its removal (ids written while that
+  /// flush runs wait for the next), and by ``settle(_:)`` when ``settleBatch`` are waiting
+  /// (the flush beside the drain did not end in time) and before files are removed. A
+  /// failure of the flush beside the drain is thrown here, by the next completion.
   /// A record needs no flush before its cursor passes it: a machine crash that loses the id
   /// either keeps the cursor (the record is not read again) or sets it back too (the record
   /// is handed over again, one of at most ``settleBatch``). So a drain woken for one share
-  /// stored as a record flushes nothing.
+  /// stored as a record waits for no flush.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
     let waiting = try delivered.withLock { (log) throws(ContainerError) in
       _ = try log.insert([claim.entry.id], flush: false, compacting: false)
@@ -537,7 +541,27 @@ extension Spool {
     case .incoming, .claimed:
       session.unsettled.append(claim.raw)
     }
-    if waiting >= Self.settleBatch { try settle(&session) }
+    if let failure = deliveredFlush.takeFailure() { throw failure }
+    if waiting >= Self.settleBatch {
+      try settle(&session)
+    } else if waiting >= Self.settleBatch / 2, session.unsettled.isEmpty {
+      // Files wait for a flush in the drain, which removes them after it.
+      flushDeliveredInBackground()
+    }
+  }
+
+  /// Starts an `fdatasync` of `delivered.keys` on a queue of its own, unless one is running:
+  /// ids written meanwhile wait for the next (`Protocol/container.md` §4.6).
+  private func flushDeliveredInBackground() {
+    deliveredFlush.start { () throws(ContainerError) in
+      guard
+        let flush = try self.delivered.withLock({ (log) throws(ContainerError) in
+          try log.detachedFlush()
+        })
+      else { return }
+      try flush.file.syncData()
+      self.delivered.withLock { $0.flushed(through: flush.count) }
+    }
   }
 
   /// Flushes the ids written since the last flush when files wait for it or

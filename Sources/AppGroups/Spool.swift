@@ -30,8 +30,8 @@ import SystemSupport
 ///   consumer that dies mid-drain leaves its claimed entries in `cur/`, and the next drain
 ///   hands them over again.
 /// - **Each id once to the application.** Delivered ids are recorded as each handler
-///   returns and flushed when 64 are waiting and before file entries are removed (a
-///   record's cursor passes it before the flush), so a redelivered entry, or a second
+///   returns and flushed beside the drain once 32 are waiting, by the drain when 64 are and
+///   before file entries are removed (a record's cursor passes it before the flush), so a redelivered entry, or a second
 ///   entry enqueued with the same id, is dropped (``DrainSummary/duplicates``). The windows
 ///   left: a consumer killed after its handler returned but before the id was written sees
 ///   the item again, and after a machine crash so do the entries accepted since the last
@@ -71,6 +71,8 @@ public final class Spool: Sendable {
   let claimedLister: DirectoryLister
   let segmentsLister: DirectoryLister
   let delivered: Mutex<KeyLog>
+  /// Flushes of `delivered.keys` that a drain does not wait for (``Spool/complete(_:in:)``).
+  let deliveredFlush = BackgroundFlush()
   /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
   let incomingSync = GroupSync()
   let usageCache = Mutex<UsageSnapshot?>(nil)

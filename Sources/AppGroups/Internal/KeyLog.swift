@@ -30,13 +30,17 @@ struct KeyLog: ~Copyable {
   /// The log open for reading and writing, kept between appends and refreshes; `nil`
   /// until the first one or after the file was replaced.
   private var writer: FileDescriptor?
-  /// Whether records were written to `writer` since its last `fdatasync`.
-  private var unflushed = false
-  /// How many keys may be in the file but not on stable storage: those this instance wrote
-  /// since its last `fdatasync`, and those it read that others wrote since then (another
-  /// process, or another instance, may have left them unflushed: `Protocol/container.md`
-  /// §4.6 bounds them across consumers).
-  private(set) var unflushedKeys = 0
+  /// Keys counted as perhaps not on stable storage, ever: those this instance wrote, and
+  /// those it read that others wrote (another process, or another instance, may have left
+  /// them unflushed: `Protocol/container.md` §4.6 bounds them across consumers).
+  private var counted: UInt64 = 0
+  /// How many of ``counted`` an `fdatasync` that ended covered: it started after they
+  /// were in the file.
+  private var flushedThrough: UInt64 = 0
+  /// How many keys may be in the file but not on stable storage.
+  var unflushedKeys: Int { Int(counted - flushedThrough) }
+  /// Whether records may be in the file but not on stable storage.
+  private var unflushed: Bool { counted > flushedThrough }
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
 
@@ -117,8 +121,8 @@ struct KeyLog: ~Copyable {
     // its own, and its next ``flush()`` covers them (an `fdatasync` flushes the file's data
     // whoever wrote it). An instance that reads the log first counts every key in it.
     if !parsed.keys.isEmpty {
-      unflushedKeys = (start == 0 ? 0 : unflushedKeys) + parsed.keys.count
-      unflushed = true
+      if start == 0 { flushedThrough = counted }
+      counted += UInt64(parsed.keys.count)
     }
     offset = start + parsed.validLength
     let status = try file.status()
@@ -179,8 +183,7 @@ struct KeyLog: ~Copyable {
     }
     guard !fresh.isEmpty else { return added }
     keys += fresh
-    try append(records, flush: flush)
-    unflushedKeys = unflushed ? unflushedKeys + fresh.count : 0
+    try append(records, flush: flush, keys: fresh.count)
     if compacting, isOverCapacity { try compact() }
     return added
   }
@@ -202,8 +205,37 @@ struct KeyLog: ~Copyable {
       throw error
     }
     writer = consume file
-    unflushed = false
-    unflushedKeys = 0
+    flushedThrough = counted
+  }
+
+  /// A flush to make without holding the caller's lock, so that keys can be written while
+  /// it runs: a descriptor of the log's file (its own, sharing the open file description)
+  /// and the count to pass to ``flushed(through:)`` once its `fdatasync` returned 0.
+  ///
+  /// - Returns: `nil` when nothing waits for a flush.
+  mutating func detachedFlush() throws(ContainerError) -> DetachedFlush? {
+    guard unflushed else { return nil }
+    if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
+    guard let file = writer.take() else { return nil }
+    let copy = fcntl(file.rawValue, F_DUPFD_CLOEXEC, 0)
+    let failure = errno
+    writer = consume file
+    guard copy >= 0 else {
+      throw .syscall("fcntl", errno: failure, path: path, doing: "flush the key log")
+    }
+    return DetachedFlush(file: FileDescriptor(rawValue: copy, path: path), count: counted)
+  }
+
+  /// What ``detachedFlush()`` returns.
+  struct DetachedFlush: ~Copyable {
+    let file: FileDescriptor
+    let count: UInt64
+  }
+
+  /// Records that an `fdatasync` which started when ``detachedFlush()`` returned `count`
+  /// ended well: the keys counted until then are on stable storage.
+  mutating func flushed(through count: UInt64) {
+    flushedThrough = max(flushedThrough, min(count, counted))
   }
 
   /// Writes `records` at the end of the last valid record and flushes them.
@@ -211,7 +243,9 @@ struct KeyLog: ~Copyable {
   /// When they do not fit in the zeros already written, the file grows by the records and
   /// ``preallocation`` zero bytes in the same write, and that one flush includes the new
   /// size; the appends after it flush data alone.
-  private mutating func append(_ records: [UInt8], flush: Bool) throws(ContainerError) {
+  private mutating func append(_ records: [UInt8], flush: Bool, keys: Int)
+    throws(ContainerError)
+  {
     var bytes = records
     var at = offset
     let created = identity == nil
@@ -235,8 +269,16 @@ struct KeyLog: ~Copyable {
         }
       }
     }.get()
-    if flush || created { try file.syncData() }
-    unflushed = !(flush || created)
+    counted += UInt64(keys)
+    if flush || created {
+      do {
+        try file.syncData()
+      } catch {
+        writer = consume file
+        throw error
+      }
+      flushedThrough = counted
+    }
     if created {
       // The log's name must be durable too before the first key counts as recorded.
       try directory.sync()
@@ -266,7 +308,6 @@ struct KeyLog: ~Copyable {
     size = bytes.count
     // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
-    unflushed = false
-    unflushedKeys = 0
+    flushedThrough = counted
   }
 }

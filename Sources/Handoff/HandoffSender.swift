@@ -87,7 +87,8 @@ public final class HandoffSender: Sendable {
   ///
   /// The post is made as soon as the share is readable, before its flush to disk ends, so
   /// the app drains while the share is flushed; this returns once the share is durable and
-  /// the bus routed the post.
+  /// the bus routed the post (a task cancelled meanwhile does not wait for the bus: its
+  /// post is sent all the same).
   ///
   /// Lazy representations are loaded first, each handler once (``ExtensionItem/loaded(_:)``);
   /// if one fails, nothing is stored.
@@ -105,24 +106,24 @@ public final class HandoffSender: Sendable {
     -> String
   {
     let items = try await Self.loaded(items)
-    // A share stored as a record is written here, rung at once and flushed off the
-    // concurrency pool: no thread switch before the app can see it.
+    // A share stored as a record is written here and rung at once: no thread switch before
+    // the app can see it. Its flush runs on a Dispatch thread while this task waits for the
+    // bus to route the post (a call written from this thread, no task of its own).
     if let pending = try writeRecord(items, id: id) {
-      let center = self.center
       let posted = Result { () throws(NotifyError) in try center.post(notification) }
-      let routed: Task<NotifyError?, Never>? =
-        if case .success = posted {
-          Task { () -> NotifyError? in
-            do throws(NotifyError) {
-              try await center.synchronize()
-              return nil
-            } catch {
-              return error
-            }
-          }
-        } else { nil }
+      let spool = self.spool
+      let flush = BlockingWork { () throws(ContainerError) in try spool.commit(pending) }
+      var routed: Result<Void, NotifyError> = .success(())
+      if case .success = posted {
+        do throws(NotifyError) {
+          try await center.synchronize()
+        } catch {
+          // A cancelled task stops waiting for the bus: its post is sent all the same.
+          if !Task.isCancelled { routed = .failure(error) }
+        }
+      }
       do {
-        try await runBlocking { () throws(ContainerError) in try self.spool.commit(pending) }
+        try await flush.value
       } catch {
         throw storeFailure(error)
       }
@@ -151,7 +152,7 @@ public final class HandoffSender: Sendable {
       }
       return (id, posted, routed)
     }
-    try await ring(for: id, posted: posted, routed: routed)
+    try await ring(for: id, posted: posted, routing: routed)
     return id
   }
 
@@ -248,16 +249,18 @@ public final class HandoffSender: Sendable {
   }
 
   /// Posts (unless `posted` says how a post already went) and waits until the bus routed it
-  /// (or for `routed`, a wait already under way).
+  /// (unless `routed` says how that went, or `routing` is a wait already under way).
   private func ring(
     for id: String?, posted: Result<Void, NotifyError>? = nil,
-    routed: Task<NotifyError?, Never>? = nil
+    routed: Result<Void, NotifyError>? = nil, routing: Task<NotifyError?, Never>? = nil
   ) async throws(HandoffError) {
     let stored = id.map { " The share \($0) is stored and will be drained later." } ?? ""
     do throws(NotifyError) {
       if let posted { try posted.get() } else { try center.post(notification) }
       if let routed {
-        if let failure = await routed.value { throw failure }
+        try routed.get()
+      } else if let routing {
+        if let failure = await routing.value { throw failure }
       } else {
         try await center.synchronize()
       }

@@ -130,6 +130,27 @@ struct HandoffLibraryTests {
     #expect(seen.withLock { $0.suffix(5) } == (0..<5).map { "https://example.com/late/\($0)" })
   }
 
+  /// The thread that reads a doorbell drains: the handler of `run`, called from code not
+  /// isolated to an actor, runs on the center's connection thread, at start and for every
+  /// share rung for.
+  @Test func runHandsSharesOverOnTheThreadThatReadTheDoorbell() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    try sender.store([Self.item("https://example.com/early")])
+    let importer = try await fixture.importer()
+    let (threads, tick) = AsyncStream.makeStream(of: Bool.self)
+    let task = Task.detached {
+      try await importer.run { _ in tick.yield(importer.center.connection.isOnConnectionThread) }
+    }
+    defer { task.cancel() }
+    var onConnectionThread = threads.makeAsyncIterator()
+    #expect(await onConnectionThread.next() == true, "the drain at start")
+    for index in 0..<3 {
+      try await sender.send([Self.item("https://example.com/late/\(index)")])
+      #expect(await onConnectionThread.next() == true, "share \(index)")
+    }
+  }
+
   /// When the bus dropped rings for the importer (a gap in a poster's count of the
   /// name), the importer drains, as after a reconnect (issue 11, item 13).
   @Test func aGapInTheRingsDrains() async throws {

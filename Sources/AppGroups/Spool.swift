@@ -143,8 +143,9 @@ public final class Spool: Sendable {
       snapshot.entries += 1
       snapshot.bytes += SpoolEntryName.byteCount(inRawName: name) ?? 0
     }
-    try incoming.forEachRawName(count)
+    // cur/ first: an entry claimed from new/ between the two is left out, not counted twice.
     try claimed.forEachRawName(count)
+    try incoming.forEachRawName(count)
     let pending = try segmentUsage()
     snapshot.entries += pending.entries
     snapshot.bytes += pending.bytes
@@ -152,25 +153,37 @@ public final class Spool: Sendable {
   }
 
   /// The usage the quota check uses: a listing at most ``usageListingLifetime`` old, plus
-  /// what this process enqueued since.
+  /// what this process made visible since.
+  ///
+  /// The listing is taken holding the cache's lock, which this process's producers hold
+  /// too while they make an entry visible (``makeVisible(bytes:_:)``): each entry of this
+  /// process is counted once, by the listing or after it, never by both (before, a listing
+  /// that saw a record still being flushed counted it, and its commit counted it again).
   func quotaUsage() throws(ContainerError) -> UsageSnapshot {
-    let now = DispatchTime.now().uptimeNanoseconds
-    // Another thread may have stored a listing taken after `now`: fresh, too.
-    if let cached = usageCache.withLock({ $0 }),
-      cached.taken >= now || now - cached.taken < Self.usageListingLifetime
-    {
-      return cached
+    try usageCache.withLock { (cache) throws(ContainerError) -> UsageSnapshot in
+      let now = DispatchTime.now().uptimeNanoseconds
+      if let cached = cache, cached.taken >= now || now - cached.taken < Self.usageListingLifetime {
+        return cached
+      }
+      let fresh = try listUsage()
+      cache = fresh
+      return fresh
     }
-    let fresh = try listUsage()
-    usageCache.withLock { $0 = fresh }
-    return fresh
   }
 
-  /// Counts an entry this process just committed into the cached usage.
-  func noteEnqueued(bytes: Int64) {
-    usageCache.withLock { cache in
+  /// Makes an entry of this process readable with `body` (the `pwrite` of its record or the
+  /// rename of its file into `new/`) and counts it into the cached usage, in one step for
+  /// ``quotaUsage()``: an entry is counted as soon as consumers can see it, flushed or not.
+  ///
+  /// - Returns: What `body` returned: `false` when nothing was made visible (not counted).
+  func makeVisible(bytes: Int64, _ body: () throws(ContainerError) -> Bool)
+    throws(ContainerError) -> Bool
+  {
+    try usageCache.withLock { (cache) throws(ContainerError) -> Bool in
+      guard try body() else { return false }
       cache?.entries += 1
       cache?.bytes += bytes
+      return true
     }
   }
 }

@@ -417,10 +417,13 @@ extension Spool {
     return try nextClaim(&session, quick: false)
   }
 
-  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id.
+  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id (nor
+  /// the creation of `delivered.keys`, which flushes it and the spool's directory).
   func completesQuickly(_ claim: Claim) -> Bool {
     guard case .record = claim.source else { return false }
-    return delivered.withLock { $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity }
+    return delivered.withLock {
+      $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity && !$0.appendCreates
+    }
   }
 
   /// Claims a segment's record.

@@ -43,6 +43,8 @@ struct KeyLog: ~Copyable {
   private var unflushed: Bool { counted > flushedThrough }
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
+  /// Whether the next append creates the file, which flushes it and its directory.
+  var appendCreates: Bool { identity == nil }
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }

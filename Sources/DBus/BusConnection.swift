@@ -20,8 +20,9 @@ import SystemSupport
 /// the loop, which writes it out promptly. Method calls, `AddMatch` and `RemoveMatch` are
 /// asynchronous pending calls; nothing on this path blocks or flushes.
 ///
-/// A lost bus is routine: the connection reconnects with backoff (25 ms doubling to 250 ms),
-/// adds every match rule again, requests its names again and reports each step through
+/// A lost bus is routine: the connection reconnects with backoff (25 ms doubling to 250 ms)
+/// to the bus it chose when it first connected (the same address, or the embedded bus,
+/// started again; never the next bus ``Bus/automatic`` would try), adds every match rule again, requests its names again and reports each step through
 /// ``state`` and ``stateChanges()``. Messages sent while reconnecting wait in the queue
 /// and go out once connected; signals broadcast by others meanwhile are lost, since
 /// D-Bus has no replay. Releasing the last reference ends the connection at any point,
@@ -67,6 +68,9 @@ public actor BusConnection {
   public private(set) var state: State = .connecting
   /// The address the connection reached.
   public private(set) var address: BusAddress?
+  /// The bus the first connection reached, which every reconnection goes back to (an
+  /// address of `nil` is the embedded bus, started again when it is not running).
+  private var chosen: Bus.Candidate?
   var isClosed = false
   var nextIdentifier: UInt64 = 1
   var stateObservers: [UInt64: @Sendable (State) -> Void] = [:]
@@ -130,9 +134,13 @@ public actor BusConnection {
 
   // MARK: - Opening and reconnecting
 
+  /// Connects to the first bus of ``bus``'s candidates that answers or, once one has, to
+  /// that one again: a connection whose session bus restarts must not move to the
+  /// embedded bus (or to a `NOTIFYBUS_BUS_ADDRESS` set since), away from its peers.
   private func open() async throws(DBusError) {
     var lastError = DBusError(.noServer, "no bus to try")
-    for candidate in try bus.candidates() {
+    let candidates = if let chosen { [chosen] } else { try bus.candidates() }
+    for candidate in candidates {
       // close() may come while a reconnection waits for its Hello: no further bus, and
       // above all no embedded bus started for a connection that is closed.
       guard !isClosed else { throw DBusError(.disconnected, "the connection to the bus is closed") }
@@ -141,6 +149,11 @@ public actor BusConnection {
           try await openConnection(to: address)
         } else {
           try await openConnection(to: EmbeddedBus.start())
+        }
+        if chosen == nil {
+          chosen = candidate
+          chosen?.fallsThrough = false
+          if bus == .embedded { chosen?.address = nil }
         }
         return
       } catch {

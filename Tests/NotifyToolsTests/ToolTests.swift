@@ -179,40 +179,89 @@ struct ToolTests {
     #expect(line.contains("\"postCount\":1,"), "\(line)")
   }
 
+  /// Starts notify-watch with `arguments`, `environment` over this process's, and its
+  /// standard error going to `log`.
+  func watch(_ arguments: [String], environment: [String: String], log: String) throws
+    -> Subprocess
+  {
+    var merged = Products.currentEnvironment()
+    for (key, value) in environment { merged[key] = value }
+    return try Subprocess.spawn(
+      Products.path("notify-watch"), arguments: arguments, environment: merged,
+      captureOutput: true, errorFile: log)
+  }
+
+  /// The text of `log` once it contains `text`, or after 20 s what it has then.
+  func waitForText(_ text: String, in log: String) -> String {
+    let deadline = ContinuousClock.now + .seconds(20)
+    var contents = ""
+    while ContinuousClock.now < deadline {
+      contents = readFile(log) ?? ""
+      if contents.contains(text) { break }
+      usleep(50_000)
+    }
+    return contents
+  }
+
   /// Issue 17 item 7: on an explicit --bus that goes away, notify-watch says so, keeps
   /// running, reconnects when the bus is back and says that too, as its manual page says.
   @Test func watchOnAnExplicitBusLogsTheLossAndTheReconnect() throws {
     let log = bus.directory + "/watch.log"
-    var merged = Products.currentEnvironment()
-    merged["DBUS_SESSION_BUS_ADDRESS"] = ""
-    merged["NOTIFYBUS_BUS_ADDRESS"] = ""
-    let watch = try Subprocess.spawn(
-      Products.path("notify-watch"), arguments: ["--bus", bus.address.rawValue, "e.f"],
-      environment: merged, captureOutput: true, errorFile: log)
+    let watch = try watch(
+      ["--bus", bus.address.rawValue, "e.f"],
+      environment: ["DBUS_SESSION_BUS_ADDRESS": "", "NOTIFYBUS_BUS_ADDRESS": ""], log: log)
     defer {
       watch.kill()
       watch.wait()
     }
     try waitForWatchers()
-    func waitForLog(_ text: String) throws -> String {
-      let deadline = ContinuousClock.now + .seconds(20)
-      var contents = ""
-      while ContinuousClock.now < deadline {
-        contents = try Products.runCommand("cat", [log]).output
-        if contents.contains(text) { break }
-        usleep(50_000)
-      }
-      return contents
-    }
     bus.kill()
-    let lost = try waitForLog("notify-watch: lost the bus at \(bus.address.rawValue)")
+    let lost = waitForText("notify-watch: lost the bus at \(bus.address.rawValue)", in: log)
     #expect(lost.contains("lost the bus"), "\(lost)")
     #expect(watch.wait(milliseconds: 0) == nil, "notify-watch exited when the bus went away")
     try bus.start()
-    let back = try waitForLog("notify-watch: reconnected to")
+    let back = waitForText("notify-watch: reconnected to", in: log)
     #expect(back.contains("reconnected to \(bus.address.rawValue)"), "\(back)")
     // The resynchronization delivery.
     #expect(watch.readLine(milliseconds: 10_000) == "e.f")
+  }
+
+  /// A watcher on the automatic bus whose session bus restarts goes back to that bus.
+  ///
+  /// The choice of bus is made once. Made again at each attempt, it fell through to the
+  /// embedded bus while the session bus was away and stayed there, where no session peer
+  /// posts.
+  @Test func watchOnTheAutomaticBusReconnectsToTheSessionBusItChose() throws {
+    let runtime = TemporaryDirectory("notifybus-runtime")
+    let log = runtime.path("watch.log")
+    let watch = try watch(
+      ["i.j"],
+      environment: [
+        "DBUS_SESSION_BUS_ADDRESS": bus.address.rawValue, "NOTIFYBUS_BUS_ADDRESS": "",
+        "XDG_RUNTIME_DIR": runtime.path,
+      ], log: log)
+    let embeddedBus = runtime.path("notifybus")
+    defer {
+      watch.kill()
+      watch.wait()
+      // An embedded bus the watcher may have started: stopped, so it outlives no test.
+      if let pid = readFile(embeddedBus + "/bus.pid"), let number = pid_t(pid.filter(\.isNumber)) {
+        kill(number, SIGTERM)
+      }
+    }
+    try waitForWatchers()
+    bus.kill()
+    let lost = waitForText("notify-watch: lost the bus at \(bus.address.rawValue)", in: log)
+    #expect(lost.contains("lost the bus"), "\(lost)")
+    // Several attempts (25, 50, 100 ms apart) find the session bus gone.
+    usleep(400_000)
+    try bus.start()
+    let back = waitForText("notify-watch: reconnected to", in: log)
+    #expect(back.contains("reconnected to \(bus.address.rawValue)"), "\(back)")
+    #expect(access(embeddedBus, F_OK) != 0, "an embedded bus was started: \(back)")
+    #expect(watch.readLine(milliseconds: 10_000) == "i.j")
+    _ = try Products.run("notify-post", ["i.j"], environment: environment)
+    #expect(watch.readLine(milliseconds: 10_000) == "i.j")
   }
 
   /// Issue 17 item 8: with SIGPIPE ignored, a write to a closed pipe ends the tool with the

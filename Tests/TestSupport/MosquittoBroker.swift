@@ -138,15 +138,48 @@ package final class MosquittoBroker: Sendable {
 
   // MARK: - Ports
 
-  /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick).
+  /// A TCP port on 127.0.0.1 that was free a moment ago, below the kernel's range of
+  /// ephemeral ports.
+  ///
+  /// A broker that ``stop()`` ended restarts on its port. The kernel's own pick (port 0)
+  /// comes from the ephemeral range, from which any outgoing connection on the machine
+  /// (another test's client) may take that port meanwhile: mosquitto then fails to start
+  /// with "Address already in use". Below the range, only a listener that chose the same
+  /// port can.
   package static func freePort() throws -> Int {
+    let ephemeralStart =
+      readFile("/proc/sys/net/ipv4/ip_local_port_range")?
+      .split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first
+      .flatMap { Int($0) } ?? 32768
+    let range = 10_000..<max(10_001, ephemeralStart)
+    for _ in 0..<200 {
+      let port = Int.random(in: range)
+      if try bindable(port) { return port }
+    }
+    // Below the range every port was taken: the kernel's pick still works, at the risk above.
+    return try boundPort(0)
+  }
+
+  /// Whether a listener could bind 127.0.0.1:`port` now.
+  private static func bindable(_ port: Int) throws -> Bool {
+    do {
+      _ = try boundPort(port)
+      return true
+    } catch let error as Errno where error.rawValue == EADDRINUSE {
+      return false
+    }
+  }
+
+  /// Binds a socket to 127.0.0.1:`port` (0: the kernel's pick), closes it, and returns the
+  /// port it had.
+  private static func boundPort(_ port: Int) throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw Errno.current }
     defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
+    address.sin_port = UInt16(port).bigEndian
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
         bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

@@ -157,7 +157,7 @@ extension Spool {
     else {
       return nil
     }
-    return PendingRecord(id: id, bytes: Int64(bytes.count), segment: segment)
+    return PendingRecord(id: id, segment: segment)
   }
 
   /// Makes a record that ``writeRecord(payload:id:)`` wrote durable.
@@ -280,6 +280,5 @@ extension Spool {
 package struct PendingRecord: Sendable {
   /// The entry's id.
   package let id: String
-  let bytes: Int64
   let segment: OpenSegment
 }

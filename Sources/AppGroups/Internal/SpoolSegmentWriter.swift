@@ -54,16 +54,16 @@ final class SpoolSegmentWriter: Sendable {
     self.temporary = temporary
   }
 
+  /// Runs a record's `pwrite` (the closure it is given) and whatever must happen in one step
+  /// with it: the spool counts the record for its quota there.
+  typealias Visibly = (() throws(ContainerError) -> Void) throws(ContainerError) -> Void
+
   /// Appends a record and returns once it is on stable storage.
   ///
   /// The `pwrite`s of this process's threads are made one at a time, in offset order, so
   /// every byte before a record is written when its `fdatasync` starts: a record that
   /// returned never follows a gap.
   ///
-  /// Runs a record's `pwrite` (the closure it is given) and whatever must happen in one step
-  /// with it: the spool counts the record for its quota there.
-  typealias Visibly = (() throws(ContainerError) -> Void) throws(ContainerError) -> Void
-
   /// - Parameters:
   ///   - visibly: Runs the `pwrite`.
   ///   - whenWritten: Called after the `pwrite`, before the `fdatasync`.

@@ -526,7 +526,8 @@ extension Spool {
   /// waits for its removal (ids written while that
   /// flush runs wait for the next), and by ``settle(_:)`` when ``settleBatch`` are waiting
   /// (the flush beside the drain did not end in time) and before files are removed. A
-  /// failure of the flush beside the drain is thrown here, by the next completion.
+  /// failure of the flush beside the drain is thrown by the drain's next step: here, by the
+  /// next completion, or by ``settle(_:)``, which waits for a running one before it flushes.
   /// A record needs no flush before its cursor passes it: a machine crash that loses the id
   /// either keeps the cursor (the record is not read again) or sets it back too (the record
   /// is handed over again, one of at most ``settleBatch``). So a drain woken for one share
@@ -562,7 +563,12 @@ extension Spool {
           try log.detachedFlush()
         })
       else { return }
-      try flush.file.syncData()
+      do throws(ContainerError) {
+        try self.deliveredFlush.sync(flush.file)
+      } catch {
+        self.delivered.withLock { $0.flushFailed(error) }
+        throw error
+      }
       self.delivered.withLock { $0.flushed(through: flush.count) }
     }
   }
@@ -570,9 +576,15 @@ extension Spool {
   /// Flushes the ids written since the last flush when files wait for it or
   /// ``settleBatch`` ids are waiting, then removes those files; moves the cursors past the
   /// records delivered.
+  ///
+  /// Throws the failure of a flush beside the drain that ended, and before it flushes, waits
+  /// for one that is running and throws its failure: no file is removed then. After such a
+  /// failure every flush of `delivered.keys` fails (``KeyLog/flushFailed(_:)``).
   func settle(_ session: inout DrainSession) throws(ContainerError) {
     let flushDue =
       !session.unsettled.isEmpty || delivered.withLock { $0.unflushedKeys >= Self.settleBatch }
+    if flushDue { deliveredFlush.wait() }
+    if let failure = deliveredFlush.takeFailure() { throw failure }
     if flushDue {
       try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
       for raw in session.unsettled {

@@ -86,6 +86,110 @@ struct SpoolDurabilityTests {
     #expect(consumer.delivered.withLock { $0.unflushedKeys } == 0)
   }
 
+  /// After a flush beside the drain failed, every later flush of `delivered.keys` fails too.
+  ///
+  /// The failure is injected with the test seam of ``BackgroundFlush`` (on a disk: EIO, or
+  /// ENOSPC on a thin volume). Linux reports a writeback error once per open file
+  /// description, so a later `fdatasync` that returns 0 proves nothing, and a file handed
+  /// over is not removed on its strength. A new instance starts clean.
+  @Test func aFailedFlushBesideTheDrainFailsEveryLaterFlushOfDeliveredKeys() throws {
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    let consumer = try Spool(container: temporary.container())
+    let injected = ContainerError.syscall(
+      "fdatasync", errno: EIO, path: consumer.path + "/delivered.keys", doing: "flush")
+    consumer.deliveredFlush.fault.withLock { $0 = { () throws(ContainerError) in throw injected } }
+    try producer.enqueue(payload: [0], id: "first")
+    try consumer.drain { _ in }  // Creates (and flushes) the log, in the drain.
+    // The 32nd id starts the flush beside the drain, which fails; the failure is reported
+    // by the drain that started it or by the next one.
+    var reported: [ContainerError] = []
+    var handed: [String] = []
+    for index in 0..<(Spool.settleBatch / 2) {
+      try producer.enqueue(payload: [1], id: "share-\(index)")
+    }
+    do { try consumer.drain { handed.append($0.id) } } catch let error as ContainerError {
+      reported.append(error)
+    }
+    consumer.deliveredFlush.wait()
+    try producer.enqueue(payload: [2], id: "after")
+    do { try consumer.drain { handed.append($0.id) } } catch let error as ContainerError {
+      reported.append(error)
+    }
+    // Once poisoned, a flush started beside the next drain fails at once, and may be
+    // reported too.
+    #expect(reported.first?.message == injected.message)
+    #expect(reported.dropFirst().allSatisfy { $0.message.contains("may not be on disk") })
+    // The disk answers again (no more injected failures), but the log stays poisoned.
+    consumer.deliveredFlush.fault.withLock { $0 = nil }
+    try producer.enqueue(payload: [3], attachments: [.data(Data([1]), name: "x")], id: "file")
+    // Every drain fails now: a flush beside the last one may have failed since, and the one
+    // that hands the file over cannot flush before it removes the file.
+    consumer.deliveredFlush.wait()
+    var failures: [ContainerError] = []
+    for _ in 0..<3 where !handed.contains("file") {
+      do {
+        try consumer.drain { handed.append($0.id) }
+        Issue.record("a drain of a poisoned delivered.keys succeeded")
+      } catch let error as ContainerError {
+        failures.append(error)
+      }
+    }
+    #expect(handed.filter { $0 == "file" }.count == 1)
+    #expect(!failures.isEmpty)
+    #expect(
+      failures.allSatisfy { $0.message.contains("may not be on disk") },
+      "\(failures.map(\.message))")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").count == 1,
+      "the file handed over is not removed without a flush")
+    // Opened again, the spool removes it without handing it over again; every entry was
+    // handed over once.
+    let reopened = try Spool(container: temporary.container())
+    let summary = try reopened.drain { handed.append($0.id) }
+    #expect(summary.delivered == 0 && summary.duplicates >= 1)
+    let expected = (0..<(Spool.settleBatch / 2)).map { "share-\($0)" } + ["after", "file"]
+    #expect(handed.sorted() == expected.sorted())
+    #expect(try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").isEmpty)
+  }
+
+  /// A drain that removes files waits for a flush beside the drain that is running, and
+  /// throws its failure instead of removing them.
+  @Test(.timeLimit(.minutes(1)))
+  func aDrainRemovesNoFileWhileAFlushBesideItMayFail() throws {
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    let consumer = try Spool(container: temporary.container())
+    let injected = ContainerError.syscall(
+      "fdatasync", errno: EIO, path: consumer.path + "/delivered.keys", doing: "flush")
+    let release = DispatchSemaphore(value: 0)
+    consumer.deliveredFlush.fault.withLock {
+      $0 = { () throws(ContainerError) in
+        release.wait()
+        throw injected
+      }
+    }
+    try producer.enqueue(payload: [0], id: "first")
+    try consumer.drain { _ in }  // Creates (and flushes) the log, in the drain.
+    for index in 0..<(Spool.settleBatch / 2) {
+      try producer.enqueue(payload: [1], id: "share-\(index)")
+    }
+    try consumer.drain { _ in }  // Its 32nd id starts the flush beside it, held by `fault`.
+    try producer.enqueue(payload: [2], attachments: [.data(Data([1]), name: "x")], id: "file")
+    // Released well after the drain below completed its entry: that drain must wait for it.
+    Thread.detachNewThread {
+      usleep(500_000)
+      release.signal()
+    }
+    var handed: [String] = []
+    let error = #expect(throws: ContainerError.self) {
+      try consumer.drain { handed.append($0.id) }
+    }
+    #expect(handed == ["file"])
+    #expect(error?.message == injected.message)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").count == 1)
+  }
+
   /// The bound of `Protocol/container.md` §4.6 (a machine crash hands over again at most the
   /// 64 entries accepted since the last flush of `delivered.keys`) holds across consumer
   /// processes: an app that drains a few shares and exits (an idle timeout) leaves ids

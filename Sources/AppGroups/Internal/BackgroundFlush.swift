@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import SystemSupport
 
 /// Runs one flush at a time on a Dispatch queue of its own, so that the thread that asked
 /// for it goes on at once; the first failure is kept for that thread to report.
@@ -14,6 +15,9 @@ final class BackgroundFlush: Sendable {
     var failure: ContainerError?
   }
   private let state = Mutex(State())
+  /// For tests: runs in each flush before its `fdatasync`; what it throws is the flush's
+  /// failure, as if the `fdatasync` had failed.
+  let fault = Mutex<(@Sendable () throws(ContainerError) -> Void)?>(nil)
 
   /// Starts `body` unless a flush is running (it may have started before what the caller
   /// wrote, and the caller asks again later).
@@ -41,6 +45,12 @@ final class BackgroundFlush: Sendable {
     }
   }
 
-  /// Waits until no flush is running (for tests).
+  /// `fdatasync`s `file` for a flush's body (after ``fault``).
+  func sync(_ file: borrowing FileDescriptor) throws(ContainerError) {
+    if let fault = fault.withLock({ $0 }) { try fault() }
+    try file.syncData()
+  }
+
+  /// Waits until no flush is running: one that started before this call has ended.
   func wait() { queue.sync {} }
 }

@@ -41,6 +41,13 @@ struct KeyLog: ~Copyable {
   var unflushedKeys: Int { Int(counted - flushedThrough) }
   /// Whether records may be in the file but not on stable storage.
   private var unflushed: Bool { counted > flushedThrough }
+  /// The failure of an `fdatasync` of the log, once one failed: every later flush throws it.
+  ///
+  /// Linux reports a writeback error once per open file description, and the writer and
+  /// the descriptors of ``detachedFlush()`` share one, so a flush after a failed one may
+  /// return 0 although the keys the failed one covered never reached the disk. Cleared
+  /// only when ``compact()`` writes the keys to a new file; a new instance starts clean.
+  private var poison: ContainerError?
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
   /// Whether the next append creates the file, which flushes it and its directory.
@@ -194,6 +201,8 @@ struct KeyLog: ~Copyable {
   var isOverCapacity: Bool { keys.count > 2 * capacity }
 
   /// Flushes records written without flushing.
+  ///
+  /// - Throws: The failure of the `fdatasync`, or of an earlier one (``flushFailed(_:)``).
   mutating func flush() throws(ContainerError) {
     guard unflushed else { return }
     // A descriptor opened afresh flushes the same file's data if the writer was lost to an
@@ -201,7 +210,7 @@ struct KeyLog: ~Copyable {
     if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
     guard let file = writer.take() else { return }
     do {
-      try file.syncData()
+      try sync(file)
     } catch {
       writer = consume file
       throw error
@@ -210,13 +219,38 @@ struct KeyLog: ~Copyable {
     flushedThrough = counted
   }
 
+  /// `fdatasync`s `file`, the writer, poisoning the log when that fails.
+  private mutating func sync(_ file: borrowing FileDescriptor) throws(ContainerError) {
+    if let poison { throw poison }
+    do {
+      try file.syncData()
+    } catch {
+      flushFailed(error)
+      throw error
+    }
+  }
+
+  /// Records that an `fdatasync` of the log failed (here or on a descriptor of
+  /// ``detachedFlush()``): every later flush throws, instead of trusting a 0 from the same
+  /// open file description.
+  mutating func flushFailed(_ failure: ContainerError) {
+    guard poison == nil else { return }
+    var poison = failure
+    poison.message +=
+      " Keys written to the log before that flush failed may not be on disk, so every later "
+      + "flush of it fails too until the spool is opened again."
+    self.poison = poison
+  }
+
   /// A flush to make without holding the caller's lock, so that keys can be written while
   /// it runs: a descriptor of the log's file (its own, sharing the open file description)
   /// and the count to pass to ``flushed(through:)`` once its `fdatasync` returned 0.
   ///
   /// - Returns: `nil` when nothing waits for a flush.
+  /// - Throws: The failure of an earlier flush (``flushFailed(_:)``).
   mutating func detachedFlush() throws(ContainerError) -> DetachedFlush? {
     guard unflushed else { return nil }
+    if let poison { throw poison }
     if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
     guard let file = writer.take() else { return nil }
     let copy = fcntl(file.rawValue, F_DUPFD_CLOEXEC, 0)
@@ -274,7 +308,7 @@ struct KeyLog: ~Copyable {
     counted += UInt64(keys)
     if flush || created {
       do {
-        try file.syncData()
+        try sync(file)
       } catch {
         writer = consume file
         throw error
@@ -311,5 +345,6 @@ struct KeyLog: ~Copyable {
     // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
     flushedThrough = counted
+    poison = nil
   }
 }

@@ -58,12 +58,12 @@ extension Spool {
   /// concurrency pool: waiting for another consumer's drain lock, flushing
   /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
   /// sweeping `tmp/`, creating or flushing a cursor, removing a finished segment (and
-  /// searching it first), setting anything aside, and the first drain of this instance (it
-  /// reads `delivered.keys` whole). A step that only lists the spool's directories, takes
-  /// the free drain lock without waiting, reads a segment's records and writes ids and
-  /// cursors without a flush (all served by the page cache) runs on the caller's executor,
-  /// so a drain woken for one share stored as a record reaches the handler without a thread
-  /// switch.
+  /// searching it first), setting anything aside, and the first drain of this instance, or
+  /// one that finds `delivered.keys` replaced by another consumer (it reads the log whole).
+  /// A step that only lists the spool's directories, takes the free drain lock without
+  /// waiting, reads a segment's records and writes ids and cursors without a flush (all
+  /// served by the page cache) runs on the caller's executor, so a drain woken for one
+  /// share stored as a record reaches the handler without a thread switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -223,6 +223,16 @@ struct Claim: Sendable {
 
 extension Spool {
   func beginDrain(wait: Bool) throws(ContainerError) -> DrainSession {
+    try beginDrain(wait: wait, quick: false)!
+  }
+
+  /// Begins a drain: takes `drain.lock`, brings `delivered.keys` up to date and sweeps
+  /// `tmp/` when that is due.
+  ///
+  /// - Parameter quick: Return `nil` (`drain.lock` unlocked again) instead of bringing
+  ///   `delivered.keys` up to date when that would flush or read it whole
+  ///   (``KeyLog/refresh(repair:quick:)``).
+  private func beginDrain(wait: Bool, quick: Bool) throws(ContainerError) -> DrainSession? {
     // The last drain's descriptor when no other drain of this instance holds it: an flock
     // of a descriptor of its own, so drains of one process exclude each other too.
     let lock: FileDescriptor
@@ -236,21 +246,28 @@ extension Spool {
         code: .busy, path: lock.path,
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
+    // Dropped unused (quick), the session unlocks the lock and keeps it for the next drain.
     let session = DrainSession(lock: lock, spool: self, segments: try takeSegmentProgress())
+    let current = try delivered.withLock { (log) throws(ContainerError) in
+      try log.refresh(repair: true, quick: quick)
+    }
+    guard current else { return nil }
     if staleSweepIsDue() { session.summary.staleTemporariesRemoved = try removeStaleTemporaries() }
-    try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session
   }
 
-  /// Begins a drain on the caller's thread when that cannot wait: the drain lock is free and
-  /// neither a sweep of `tmp/` nor a first read of `delivered.keys` is due.
+  /// Begins a drain on the caller's thread when that cannot wait: the drain lock is free,
+  /// neither a sweep of `tmp/` nor a first read of `delivered.keys` is due, and
+  /// `delivered.keys` is the file this instance read last, or it is gone with nothing
+  /// written to it unflushed (else bringing it up to date would flush it and read it whole:
+  /// another consumer compacted it).
   ///
   /// - Returns: `nil` when the drain must begin on a Dispatch thread.
   /// - Throws: `busy` when another drain holds the lock and `wait` is `false`.
   func beginQuickly(wait: Bool) throws(ContainerError) -> DrainSession? {
     guard !staleSweepWouldBeDue(), delivered.withLock({ $0.isLoaded }) else { return nil }
     do {
-      return try beginDrain(wait: false)
+      return try beginDrain(wait: false, quick: true)
     } catch  where error.code == .busy && wait {
       return nil
     }

@@ -82,15 +82,33 @@ struct KeyLog: ~Copyable {
   /// Brings the in-memory set up to date with the file.
   ///
   /// With `repair`, cuts off a torn tail: anything but zeros past the last valid record.
-  mutating func refresh(repair: Bool) throws(ContainerError) {
+  ///
+  /// With `quick`, does nothing and returns `false` when that would flush the keys this
+  /// instance wrote (the file is gone or empty, with keys unflushed) or read the file from
+  /// its start (it is another file: another instance compacted it, or cut it shorter).
+  ///
+  /// - Returns: Whether the set is up to date: `false` only with `quick`.
+  @discardableResult
+  mutating func refresh(repair: Bool, quick: Bool = false) throws(ContainerError) -> Bool {
     defer { isLoaded = true }
-    guard let info = try directory.status(of: fileName) else { return try reset() }
+    guard let info = try directory.status(of: fileName) else {
+      if quick && unflushed { return false }
+      try reset()
+      return true
+    }
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw .syscall("openat", errno: ELOOP, path: path, doing: "open the key log")
     }
     // Size 0: created by a writer that was interrupted before it wrote the header.
-    guard info.st_size > 0 else { return try reset() }
+    guard info.st_size > 0 else {
+      if quick && unflushed { return false }
+      try reset()
+      return true
+    }
     let sameFile = identity.map { $0 == (info.st_dev, info.st_ino) } ?? false
+    // Otherwise the writer is flushed and dropped, and the file read whole.
+    let readsOn = sameFile && Int(info.st_size) >= offset
+    if quick && !readsOn { return false }
     if sameFile && Int(info.st_size) == size, let kept = writer.take() {
       // The file this process writes, open for reading too: nothing new costs one `pread`.
       let nothingNew: Bool
@@ -101,14 +119,14 @@ struct KeyLog: ~Copyable {
         throw error
       }
       writer = consume kept
-      if nothingNew { return }
+      if nothingNew { return true }
     }
     let file = try directory.openFile(fileName, flags: repair ? O_RDWR : O_RDONLY)
     var start = 0
-    if sameFile && Int(info.st_size) >= offset {
+    if readsOn {
       // Another writer may have filled the zeros without changing the size: a zero
       // length (or the end of the file) where the next record would start means nothing new.
-      if try Self.nothingAt(offset, in: file), Int(info.st_size) == size { return }
+      if try Self.nothingAt(offset, in: file), Int(info.st_size) == size { return true }
       start = offset
     } else {
       try dropWriter()
@@ -145,6 +163,7 @@ struct KeyLog: ~Copyable {
     // Opened for reading and writing: kept as the writer, so the next refresh and append
     // open nothing.
     if repair && writer == nil { writer = consume file }
+    return true
   }
 
   /// Whether the log has no record at `offset`: it ends there or holds a zero length.

@@ -576,8 +576,12 @@ extension Spool {
   private func flushDeliveredInBackground() {
     deliveredFlush.start { () throws(ContainerError) in
       guard
-        let flush = try self.delivered.withLock({ (log) throws(ContainerError) in
-          try log.detachedFlush()
+        let flush = try self.delivered.withLock({
+          (log) throws(ContainerError) -> KeyLog.DetachedFlush? in
+          // The count that asked for this flush may have been read before the last one
+          // ended and covered most of it: then the ids waiting wait for the next.
+          guard log.unflushedKeys >= Self.settleBatch / 2 else { return nil }
+          return try log.detachedFlush()
         })
       else { return }
       do throws(ContainerError) {

@@ -99,8 +99,9 @@ enum SpoolSuite: BenchmarkSuite {
   /// with 8 threads of its own (real threads, not Dispatch's 2-thread pool, so their
   /// enqueues group their `fdatasync`s).
   static func fill(_ container: GroupContainer, pending: Int) throws {
-    // Room beyond `pending`: the deepest row is the default entry limit itself, and a quota
-    // check is not exact while other threads commit (Protocol/container.md §4.8).
+    // Room beyond `pending`: the deepest row is the default entry limit itself, and the rows
+    // measure depth, not the quota (each producer counts its own entries once, but four
+    // producers' listings are not atomic with each other: Protocol/container.md §4.8).
     let limits = SpoolLimits(maximumEntries: 2 * pending)
     let producers = try (0..<fillProducers).map { _ in
       try Spool(container: container, limits: limits)

@@ -58,12 +58,12 @@ extension Spool {
   /// concurrency pool: waiting for another consumer's drain lock, flushing
   /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
   /// sweeping `tmp/`, creating or flushing a cursor, removing a finished segment (and
-  /// searching it first), setting anything aside, and the first drain of this instance (it
-  /// reads `delivered.keys` whole). A step that only lists the spool's directories, takes
-  /// the free drain lock without waiting, reads a segment's records and writes ids and
-  /// cursors without a flush (all served by the page cache) runs on the caller's executor,
-  /// so a drain woken for one share stored as a record reaches the handler without a thread
-  /// switch.
+  /// searching it first), setting anything aside, and the first drain of this instance, or
+  /// one that finds `delivered.keys` replaced by another consumer (it reads the log whole).
+  /// A step that only lists the spool's directories, takes the free drain lock without
+  /// waiting, reads a segment's records and writes ids and cursors without a flush (all
+  /// served by the page cache) runs on the caller's executor, so a drain woken for one
+  /// share stored as a record reaches the handler without a thread switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -223,6 +223,16 @@ struct Claim: Sendable {
 
 extension Spool {
   func beginDrain(wait: Bool) throws(ContainerError) -> DrainSession {
+    try beginDrain(wait: wait, quick: false)!
+  }
+
+  /// Begins a drain: takes `drain.lock`, brings `delivered.keys` up to date and sweeps
+  /// `tmp/` when that is due.
+  ///
+  /// - Parameter quick: Return `nil` (`drain.lock` unlocked again) instead of bringing
+  ///   `delivered.keys` up to date when that would flush or read it whole
+  ///   (``KeyLog/refresh(repair:quick:)``).
+  private func beginDrain(wait: Bool, quick: Bool) throws(ContainerError) -> DrainSession? {
     // The last drain's descriptor when no other drain of this instance holds it: an flock
     // of a descriptor of its own, so drains of one process exclude each other too.
     let lock: FileDescriptor
@@ -236,21 +246,28 @@ extension Spool {
         code: .busy, path: lock.path,
         message: "Another process is draining the spool '\(name)' (it holds '\(lock.path)').")
     }
+    // Dropped unused (quick), the session unlocks the lock and keeps it for the next drain.
     let session = DrainSession(lock: lock, spool: self, segments: try takeSegmentProgress())
+    let current = try delivered.withLock { (log) throws(ContainerError) in
+      try log.refresh(repair: true, quick: quick)
+    }
+    guard current else { return nil }
     if staleSweepIsDue() { session.summary.staleTemporariesRemoved = try removeStaleTemporaries() }
-    try delivered.withLock { (log) throws(ContainerError) in try log.refresh(repair: true) }
     return session
   }
 
-  /// Begins a drain on the caller's thread when that cannot wait: the drain lock is free and
-  /// neither a sweep of `tmp/` nor a first read of `delivered.keys` is due.
+  /// Begins a drain on the caller's thread when that cannot wait: the drain lock is free,
+  /// neither a sweep of `tmp/` nor a first read of `delivered.keys` is due, and
+  /// `delivered.keys` is the file this instance read last, or it is gone with nothing
+  /// written to it unflushed (else bringing it up to date would flush it and read it whole:
+  /// another consumer compacted it).
   ///
   /// - Returns: `nil` when the drain must begin on a Dispatch thread.
   /// - Throws: `busy` when another drain holds the lock and `wait` is `false`.
   func beginQuickly(wait: Bool) throws(ContainerError) -> DrainSession? {
     guard !staleSweepWouldBeDue(), delivered.withLock({ $0.isLoaded }) else { return nil }
     do {
-      return try beginDrain(wait: false)
+      return try beginDrain(wait: false, quick: true)
     } catch  where error.code == .busy && wait {
       return nil
     }
@@ -417,10 +434,13 @@ extension Spool {
     return try nextClaim(&session, quick: false)
   }
 
-  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id.
+  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id (nor
+  /// the creation of `delivered.keys`, which flushes it and the spool's directory).
   func completesQuickly(_ claim: Claim) -> Bool {
     guard case .record = claim.source else { return false }
-    return delivered.withLock { $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity }
+    return delivered.withLock {
+      $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity && !$0.appendCreates
+    }
   }
 
   /// Claims a segment's record.
@@ -518,12 +538,17 @@ extension Spool {
   /// cursor passes it at once.
   ///
   /// The id is written at once, so a consumer process that is killed from here on never
-  /// hands the entry over again. It is flushed (one `fdatasync` for up to ``settleBatch``
-  /// ids) by ``settle(_:)``: when that many are waiting, and before files are removed.
+  /// hands the entry over again. It is flushed on a queue of its own, which the drain does
+  /// not wait for, once half of ``settleBatch`` ids are waiting and no file handed over
+  /// waits for its removal (ids written while that
+  /// flush runs wait for the next), and by ``settle(_:)`` when ``settleBatch`` are waiting
+  /// (the flush beside the drain did not end in time) and before files are removed. A
+  /// failure of the flush beside the drain is thrown by the drain's next step: here, by the
+  /// next completion, or by ``settle(_:)``, which waits for a running one before it flushes.
   /// A record needs no flush before its cursor passes it: a machine crash that loses the id
   /// either keeps the cursor (the record is not read again) or sets it back too (the record
   /// is handed over again, one of at most ``settleBatch``). So a drain woken for one share
-  /// stored as a record flushes nothing.
+  /// stored as a record waits for no flush.
   func complete(_ claim: Claim, in session: inout DrainSession) throws(ContainerError) {
     let waiting = try delivered.withLock { (log) throws(ContainerError) in
       _ = try log.insert([claim.entry.id], flush: false, compacting: false)
@@ -537,15 +562,50 @@ extension Spool {
     case .incoming, .claimed:
       session.unsettled.append(claim.raw)
     }
-    if waiting >= Self.settleBatch { try settle(&session) }
+    if let failure = deliveredFlush.takeFailure() { throw failure }
+    if waiting >= Self.settleBatch {
+      try settle(&session)
+    } else if waiting >= Self.settleBatch / 2, session.unsettled.isEmpty {
+      // Files wait for a flush in the drain, which removes them after it.
+      flushDeliveredInBackground()
+    }
+  }
+
+  /// Starts an `fdatasync` of `delivered.keys` on a queue of its own, unless one is running:
+  /// ids written meanwhile wait for the next (`Protocol/container.md` §4.6).
+  private func flushDeliveredInBackground() {
+    deliveredFlush.start { () throws(ContainerError) in
+      guard
+        let flush = try self.delivered.withLock({
+          (log) throws(ContainerError) -> KeyLog.DetachedFlush? in
+          // The count that asked for this flush may have been read before the last one
+          // ended and covered most of it: then the ids waiting wait for the next.
+          guard log.unflushedKeys >= Self.settleBatch / 2 else { return nil }
+          return try log.detachedFlush()
+        })
+      else { return }
+      do throws(ContainerError) {
+        try self.deliveredFlush.sync(flush.file)
+      } catch {
+        self.delivered.withLock { $0.flushFailed(error) }
+        throw error
+      }
+      self.delivered.withLock { $0.flushed(through: flush.count) }
+    }
   }
 
   /// Flushes the ids written since the last flush when files wait for it or
   /// ``settleBatch`` ids are waiting, then removes those files; moves the cursors past the
   /// records delivered.
+  ///
+  /// Throws the failure of a flush beside the drain that ended, and before it flushes, waits
+  /// for one that is running and throws its failure: no file is removed then. After such a
+  /// failure every flush of `delivered.keys` fails (``KeyLog/flushFailed(_:)``).
   func settle(_ session: inout DrainSession) throws(ContainerError) {
     let flushDue =
       !session.unsettled.isEmpty || delivered.withLock { $0.unflushedKeys >= Self.settleBatch }
+    if flushDue { deliveredFlush.wait() }
+    if let failure = deliveredFlush.takeFailure() { throw failure }
     if flushDue {
       try delivered.withLock { (log) throws(ContainerError) in try log.flush() }
       for raw in session.unsettled {

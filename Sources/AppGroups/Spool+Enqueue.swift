@@ -68,8 +68,9 @@ extension Spool {
       if bytes.count <= SpoolSegmentFormat.maximumSegmentEntry {
         try checkByteQuota(adding: Int64(bytes.count), to: usage)
         // One pwrite and one fdatasync (perhaps shared with other threads) in a segment.
-        try segmentWriter.append(SpoolSegmentFormat.frame(bytes), whenWritten: whenVisible)
-        noteEnqueued(bytes: Int64(bytes.count))
+        try segmentWriter.append(
+          SpoolSegmentFormat.frame(bytes), visibly: visibly(Int64(bytes.count)),
+          whenWritten: whenVisible)
         return id
       }
     }
@@ -108,7 +109,10 @@ extension Spool {
         try entry.sync()
       }
       let final = SpoolEntryName(time: time, bytes: total, id: id).rawValue
-      guard try temporary.rename(scratch, to: incoming, as: final, replace: false) else {
+      let renamed = try makeVisible(bytes: total) { () throws(ContainerError) in
+        try temporary.rename(scratch, to: incoming, as: final, replace: false)
+      }
+      guard renamed else {
         throw ContainerError(
           code: .notFound, path: temporary.childPath(scratch),
           message: "The temporary entry '\(temporary.childPath(scratch))' disappeared before "
@@ -118,7 +122,6 @@ extension Spool {
       // Group commit: one fsync of new/ that started after the rename, perhaps shared with
       // other threads of this process that committed at the same moment.
       try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }
-      noteEnqueued(bytes: total)
       return id
     } catch {
       try? temporary.removeItem(scratch)
@@ -148,10 +151,13 @@ extension Spool {
       enqueueTime: Self.nextEnqueueTime(), id: id, attachments: [], payload: payload)
     guard bytes.count <= SpoolSegmentFormat.maximumSegmentEntry else { return nil }
     try checkByteQuota(adding: Int64(bytes.count), to: usage)
-    guard let segment = try segmentWriter.writeQuickly(SpoolSegmentFormat.frame(bytes)) else {
+    guard
+      let segment = try segmentWriter.writeQuickly(
+        SpoolSegmentFormat.frame(bytes), visibly: visibly(Int64(bytes.count)))
+    else {
       return nil
     }
-    return PendingRecord(id: id, bytes: Int64(bytes.count), segment: segment)
+    return PendingRecord(id: id, segment: segment)
   }
 
   /// Makes a record that ``writeRecord(payload:id:)`` wrote durable.
@@ -161,7 +167,16 @@ extension Spool {
   /// does).
   package func commit(_ record: PendingRecord) throws(ContainerError) {
     try segmentWriter.commit(record.segment)
-    noteEnqueued(bytes: record.bytes)
+  }
+
+  /// Runs a record's `pwrite` as ``makeVisible(bytes:_:)`` does, counting it once written.
+  private func visibly(_ bytes: Int64) -> SpoolSegmentWriter.Visibly {
+    { (pwrite) throws(ContainerError) in
+      _ = try self.makeVisible(bytes: bytes) { () throws(ContainerError) in
+        try pwrite()
+        return true
+      }
+    }
   }
 
   /// The id to store: `id`, checked, or a random one.
@@ -265,6 +280,5 @@ extension Spool {
 package struct PendingRecord: Sendable {
   /// The entry's id.
   package let id: String
-  let bytes: Int64
   let segment: OpenSegment
 }

@@ -30,8 +30,8 @@ import SystemSupport
 ///   consumer that dies mid-drain leaves its claimed entries in `cur/`, and the next drain
 ///   hands them over again.
 /// - **Each id once to the application.** Delivered ids are recorded as each handler
-///   returns and flushed when 64 are waiting and before file entries are removed (a
-///   record's cursor passes it before the flush), so a redelivered entry, or a second
+///   returns and flushed beside the drain once 32 are waiting, by the drain when 64 are and
+///   before file entries are removed (a record's cursor passes it before the flush), so a redelivered entry, or a second
 ///   entry enqueued with the same id, is dropped (``DrainSummary/duplicates``). The windows
 ///   left: a consumer killed after its handler returned but before the id was written sees
 ///   the item again, and after a machine crash so do the entries accepted since the last
@@ -71,6 +71,8 @@ public final class Spool: Sendable {
   let claimedLister: DirectoryLister
   let segmentsLister: DirectoryLister
   let delivered: Mutex<KeyLog>
+  /// Flushes of `delivered.keys` that a drain does not wait for (``Spool/complete(_:in:)``).
+  let deliveredFlush = BackgroundFlush()
   /// The `fsync` of `new/` after a commit, shared by this process's concurrent producers.
   let incomingSync = GroupSync()
   let usageCache = Mutex<UsageSnapshot?>(nil)
@@ -141,8 +143,9 @@ public final class Spool: Sendable {
       snapshot.entries += 1
       snapshot.bytes += SpoolEntryName.byteCount(inRawName: name) ?? 0
     }
-    try incoming.forEachRawName(count)
+    // cur/ first: an entry claimed from new/ between the two is left out, not counted twice.
     try claimed.forEachRawName(count)
+    try incoming.forEachRawName(count)
     let pending = try segmentUsage()
     snapshot.entries += pending.entries
     snapshot.bytes += pending.bytes
@@ -150,25 +153,37 @@ public final class Spool: Sendable {
   }
 
   /// The usage the quota check uses: a listing at most ``usageListingLifetime`` old, plus
-  /// what this process enqueued since.
+  /// what this process made visible since.
+  ///
+  /// The listing is taken holding the cache's lock, which this process's producers hold
+  /// too while they make an entry visible (``makeVisible(bytes:_:)``): each entry of this
+  /// process is counted once, by the listing or after it, never by both (before, a listing
+  /// that saw a record still being flushed counted it, and its commit counted it again).
   func quotaUsage() throws(ContainerError) -> UsageSnapshot {
-    let now = DispatchTime.now().uptimeNanoseconds
-    // Another thread may have stored a listing taken after `now`: fresh, too.
-    if let cached = usageCache.withLock({ $0 }),
-      cached.taken >= now || now - cached.taken < Self.usageListingLifetime
-    {
-      return cached
+    try usageCache.withLock { (cache) throws(ContainerError) -> UsageSnapshot in
+      let now = DispatchTime.now().uptimeNanoseconds
+      if let cached = cache, cached.taken >= now || now - cached.taken < Self.usageListingLifetime {
+        return cached
+      }
+      let fresh = try listUsage()
+      cache = fresh
+      return fresh
     }
-    let fresh = try listUsage()
-    usageCache.withLock { $0 = fresh }
-    return fresh
   }
 
-  /// Counts an entry this process just committed into the cached usage.
-  func noteEnqueued(bytes: Int64) {
-    usageCache.withLock { cache in
+  /// Makes an entry of this process readable with `body` (the `pwrite` of its record or the
+  /// rename of its file into `new/`) and counts it into the cached usage, in one step for
+  /// ``quotaUsage()``: an entry is counted as soon as consumers can see it, flushed or not.
+  ///
+  /// - Returns: What `body` returned: `false` when nothing was made visible (not counted).
+  func makeVisible(bytes: Int64, _ body: () throws(ContainerError) -> Bool)
+    throws(ContainerError) -> Bool
+  {
+    try usageCache.withLock { (cache) throws(ContainerError) -> Bool in
+      guard try body() else { return false }
       cache?.entries += 1
       cache?.bytes += bytes
+      return true
     }
   }
 }

@@ -87,7 +87,8 @@ public final class HandoffSender: Sendable {
   ///
   /// The post is made as soon as the share is readable, before its flush to disk ends, so
   /// the app drains while the share is flushed; this returns once the share is durable and
-  /// the bus routed the post.
+  /// the bus routed the post, also when the calling task is cancelled meanwhile (an
+  /// extension that exits right away must not take its post with it).
   ///
   /// Lazy representations are loaded first, each handler once (``ExtensionItem/loaded(_:)``);
   /// if one fails, nothing is stored.
@@ -105,53 +106,38 @@ public final class HandoffSender: Sendable {
     -> String
   {
     let items = try await Self.loaded(items)
-    // A share stored as a record is written here, rung at once and flushed off the
-    // concurrency pool: no thread switch before the app can see it.
+    // A share stored as a record is written here and rung at once: no thread switch before
+    // the app can see it. Its flush runs on a Dispatch thread while this task waits for the
+    // bus to route the post (a call written from this thread, no task of its own).
     if let pending = try writeRecord(items, id: id) {
-      let center = self.center
       let posted = Result { () throws(NotifyError) in try center.post(notification) }
-      let routed: Task<NotifyError?, Never>? =
-        if case .success = posted {
-          Task { () -> NotifyError? in
-            do throws(NotifyError) {
-              try await center.synchronize()
-              return nil
-            } catch {
-              return error
-            }
-          }
-        } else { nil }
+      let spool = self.spool
+      let flush = BlockingWork { () throws(ContainerError) in try spool.commit(pending) }
+      let routed: NotifyError? = if case .success = posted { await untilRouted() } else { nil }
       do {
-        try await runBlocking { () throws(ContainerError) in try self.spool.commit(pending) }
+        try await flush.value
       } catch {
         throw storeFailure(error)
       }
-      try await ring(for: pending.id, posted: posted, routed: routed)
+      try report(for: pending.id, posted: posted, routed: routed)
       return pending.id
     }
     // Storing may flush to disk before the share is readable: off the concurrency pool. The
     // doorbell rings as soon as the share is readable, so the app wakes and drains while
     // the share is being flushed. The round trip that tells the post was routed overlaps
-    // the flush too.
-    let (id, posted, routed) = try await runBlocking { () throws(HandoffError) in
+    // the flush too, on a task of its own, which a cancellation of this one does not reach.
+    let (id, posted, routing) = try await runBlocking { () throws(HandoffError) in
       var posted: Result<Void, NotifyError> = .success(())
-      var routed: Task<NotifyError?, Never>?
+      var routing: Task<NotifyError?, Never>?
       let id = try self.store(items, id: id) {
         posted = Result { () throws(NotifyError) in try self.center.post(self.notification) }
         guard case .success = posted else { return }
-        let center = self.center
-        routed = Task { () -> NotifyError? in
-          do throws(NotifyError) {
-            try await center.synchronize()
-            return nil
-          } catch {
-            return error
-          }
-        }
+        routing = Self.routing(on: self.center)
       }
-      return (id, posted, routed)
+      return (id, posted, routing)
     }
-    try await ring(for: id, posted: posted, routed: routed)
+    let routed = await routing?.value
+    try report(for: id, posted: posted, routed: routed)
     return id
   }
 
@@ -240,27 +226,54 @@ public final class HandoffSender: Sendable {
     }
   }
 
-  /// Posts ``notification`` and waits until the bus has routed it.
+  /// Posts ``notification`` and waits until the bus has routed it, also when the calling
+  /// task is cancelled meanwhile.
   ///
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/postFailed``.
   public func ring() async throws(HandoffError) {
-    try await ring(for: nil)
+    let posted = Result { () throws(NotifyError) in try center.post(notification) }
+    let routed: NotifyError? = if case .success = posted { await untilRouted() } else { nil }
+    try report(for: nil, posted: posted, routed: routed)
   }
 
-  /// Posts (unless `posted` says how a post already went) and waits until the bus routed it
-  /// (or for `routed`, a wait already under way).
-  private func ring(
-    for id: String?, posted: Result<Void, NotifyError>? = nil,
-    routed: Task<NotifyError?, Never>? = nil
-  ) async throws(HandoffError) {
+  /// Waits until the bus has routed the posts made so far (a round trip to the bus daemon),
+  /// whether or not the calling task is cancelled (`Protocol/handoff.md` §3).
+  ///
+  /// The wait runs on the calling task, with no task of its own; when a cancellation cuts
+  /// it short, it goes on in a task that the cancellation does not reach.
+  ///
+  /// - Returns: The failure of the round trip, or `nil`.
+  private func untilRouted() async -> NotifyError? {
+    do throws(NotifyError) {
+      try await center.synchronize()
+      return nil
+    } catch {
+      guard Task.isCancelled else { return error }
+    }
+    return await Self.routing(on: center).value
+  }
+
+  /// A round trip to the bus on a task of its own: a cancellation of the task that awaits
+  /// its value does not reach it.
+  private static func routing(on center: NotifyCenter) -> Task<NotifyError?, Never> {
+    Task { () -> NotifyError? in
+      do throws(NotifyError) {
+        try await center.synchronize()
+        return nil
+      } catch {
+        return error
+      }
+    }
+  }
+
+  /// Throws how the post of a share (`id`), or of a ring, went.
+  private func report(for id: String?, posted: Result<Void, NotifyError>, routed: NotifyError?)
+    throws(HandoffError)
+  {
     let stored = id.map { " The share \($0) is stored and will be drained later." } ?? ""
     do throws(NotifyError) {
-      if let posted { try posted.get() } else { try center.post(notification) }
-      if let routed {
-        if let failure = await routed.value { throw failure }
-      } else {
-        try await center.synchronize()
-      }
+      try posted.get()
+      if let routed { throw routed }
     } catch {
       throw HandoffError(
         .postFailed, "Cannot post '\(notification)': \(error.message).\(stored)",

@@ -204,6 +204,14 @@ public final class PendingImporter: Sendable {
   /// `onFailure` and the share stays in the spool; the next post (or the next start) drains
   /// it again.
   ///
+  /// Called from code not isolated to an actor, the drains, `handler` and the callbacks
+  /// run on the center's connection thread (as a task preferring ``DBus/BusConnection/taskExecutor``),
+  /// which reads the doorbell: a share reaches `handler` without a thread switch. That
+  /// thread reads nothing else for the center while they run, so `handler` should hand long
+  /// blocking work (a database write that waits for the disk) to another thread or actor,
+  /// as code on the concurrency pool should; the drain's own waits (locks, flushes) already
+  /// run on Dispatch threads.
+  ///
   /// - Parameters:
   ///   - onDrain: Told why each drain starts: `nil` for the drain at start, else the post
   ///     (possibly standing for several coalesced posts).
@@ -216,18 +224,24 @@ public final class PendingImporter: Sendable {
     onFailure: (any Error) -> Void = { _ in },
     _ handler: (ReceivedShare) async throws -> Void
   ) async throws(HandoffError) {
-    let events: NotifyEvents
-    do {
-      events = try await center.events(for: notification, bufferSize: 1)
-    } catch {
-      throw HandoffError(
-        .notConnected, "Cannot watch '\(notification)': \(error.message)", cause: .notify(error))
-    }
-    onDrain(nil)
-    try await drainReporting(onFailure, handler)
-    for await event in events {
-      onDrain(event)
+    // The center's thread reads each doorbell and resumes this loop itself: the drain
+    // starts without waking another thread.
+    try await withTaskExecutorPreference(center.connection.taskExecutor) {
+      () async throws(HandoffError) in
+      let events: NotifyEvents
+      do throws(NotifyError) {
+        events = try await center.events(for: notification, bufferSize: 1)
+      } catch {
+        throw HandoffError(
+          .notConnected, "Cannot watch '\(notification)': \(error.message)",
+          cause: .notify(error))
+      }
+      onDrain(nil)
       try await drainReporting(onFailure, handler)
+      for await event in events {
+        onDrain(event)
+        try await drainReporting(onFailure, handler)
+      }
     }
   }
 

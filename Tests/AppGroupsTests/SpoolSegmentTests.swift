@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import SystemSupport
 import TestSupport
 import Testing
@@ -538,6 +539,50 @@ struct SpoolSegmentTests {
       #expect(try step(&session, quick: false) == "end")
       #expect(try segmentNames(consumer).isEmpty)
     }
+  }
+
+  /// A drain whose `delivered.keys` another consumer replaced does not begin quickly.
+  ///
+  /// Bringing the log up to date then flushes the ids this consumer wrote and reads the new
+  /// file whole, which must not happen on the caller's executor (the center's connection
+  /// thread, for the importer): the drain begins on a Dispatch thread instead.
+  @Test func aQuickBeginLeavesADeliveredKeysThatAnotherConsumerReplacedToAStepThatMayWait()
+    async throws
+  {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let limits = SpoolLimits(deliveredIDCapacity: 4)
+    let producer = try Spool(container: container)
+    let first = try Spool(container: container, limits: limits)
+    try producer.enqueue(payload: [0], id: "a")
+    try first.drain { _ in }  // Creates (and flushes) delivered.keys.
+    for id in ["b", "c"] {
+      try producer.enqueue(payload: [1], id: id)
+      try first.drain { _ in }
+    }
+    #expect(first.delivered.withLock { $0.unflushedKeys } == 2)
+    #expect(try first.beginQuickly(wait: false) != nil, "the same file: quick")
+    let log = first.path + "/delivered.keys"
+    func inode() -> ino_t {
+      var info = stat()
+      return stat(log, &info) == 0 ? info.st_ino : 0
+    }
+    let before = inode()
+    // Another consumer delivers 6 more: 9 ids, over twice the capacity, so it compacts.
+    let second = try Spool(container: container, limits: limits)
+    for index in 0..<6 { try producer.enqueue(payload: [2], id: "second-\(index)") }
+    #expect(try second.drain { _ in }.delivered == 6)
+    #expect(inode() != before, "compacted into a new file")
+    #expect(try first.beginQuickly(wait: false) == nil)
+    #expect(first.delivered.withLock { $0.unflushedKeys } == 2, "no flush in the quick step")
+    // The drain begins on a Dispatch thread and reads the new file.
+    try producer.enqueue(payload: [3], id: "d")
+    var handed: [String] = []
+    let summary = try await first.drain { entry async in handed.append(entry.id) }
+    #expect(handed == ["d"])
+    #expect(summary.duplicates == 0)
+    #expect(first.delivered.withLock { $0.contains("second-5") && $0.unflushedKeys < 64 })
+    #expect(try first.beginQuickly(wait: false) != nil, "read again: quick again")
   }
 
   /// A record that no longer reads back valid when a quick step claims it (changed after it

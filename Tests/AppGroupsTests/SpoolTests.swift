@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import TestSupport
 import Testing
 
@@ -355,6 +356,41 @@ struct SpoolTests {
     #expect(large?.code == .quotaExceeded)
     #expect(try byBytes.pendingCount() == 1)
     #expect(try FileManager.default.contentsOfDirectory(atPath: byBytes.path + "/tmp").isEmpty)
+  }
+
+  /// An entry that a quota listing saw while it was being flushed is counted once.
+  ///
+  /// A listing taken while an entry of this process is readable but not yet flushed counts
+  /// it; its commit does not count it again (`Protocol/container.md` §4.8). Each listing is made due inside `whenVisible`, between the entry becoming readable and its
+  /// flush, as another thread's enqueue 100 ms after the last listing would.
+  @Test(arguments: [false, true])
+  func anEntryListedWhileItIsFlushedIsCountedOnce(withAttachment: Bool) throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(
+      container: temporary.container(), limits: SpoolLimits(maximumEntries: 6))
+    let attachments: [SpoolAttachment] =
+      withAttachment ? [.data(Data([1]), name: "a.bin")] : []
+    try spool.enqueue(payload: [0], attachments: attachments)
+    var nested: [ContainerError] = []
+    for index in 1...2 {
+      try spool.enqueue(payload: [UInt8(index)], attachments: attachments) {
+        spool.usageCache.withLock { $0 = nil }
+        do throws(ContainerError) {
+          try spool.enqueue(payload: [UInt8(10 + index)], attachments: attachments)
+        } catch {
+          nested.append(error)
+        }
+      }
+    }
+    #expect(nested.isEmpty, "\(nested)")
+    #expect(try spool.pendingCount() == 5)
+    // One entry short of the limit: the sixth fits, the seventh does not.
+    try spool.enqueue(payload: [6], attachments: attachments)
+    let full = #expect(throws: ContainerError.self) {
+      try spool.enqueue(payload: [7], attachments: attachments)
+    }
+    #expect(full?.code == .quotaExceeded)
+    #expect(try spool.pendingCount() == 6)
   }
 
   @Test func removesStaleTemporaryEntriesOnly() throws {

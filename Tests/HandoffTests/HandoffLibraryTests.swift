@@ -130,6 +130,71 @@ struct HandoffLibraryTests {
     #expect(seen.withLock { $0.suffix(5) } == (0..<5).map { "https://example.com/late/\($0)" })
   }
 
+  /// A send from a cancelled task returns only once the bus routed its doorbell
+  /// (`Protocol/handoff.md` §3), so an extension whose task was cancelled (a time limit) and
+  /// that then exits does not take its post with it.
+  ///
+  /// The bus is stopped (SIGSTOP) while a cancelled task sends: it routes nothing, so the
+  /// send must not return before the bus runs again, after which a watcher gets the
+  /// doorbell. The first share takes the sender's segment (stored off the pool), the
+  /// second is a record written on the sender's own task.
+  @Test func aSendFromACancelledTaskReturnsOnlyOnceTheBusRoutedItsDoorbell() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let watcher = try await fixture.center()
+    let rung = Mutex(0)
+    _ = try await watcher.register(NotifyName(HandoffFixture.notification), queue: nil) { _ in
+      rung.withLock { $0 += 1 }
+    }
+    let daemon = try #require(fixture.bus.pid)
+    for round in 1...2 {
+      let returned = Mutex(false)
+      let send: Task<String, any Error>
+      let early: Bool
+      Glibc.kill(daemon, SIGSTOP)
+      do {
+        defer { Glibc.kill(daemon, SIGCONT) }
+        send = Task {
+          withUnsafeCurrentTask { $0?.cancel() }
+          defer { returned.withLock { $0 = true } }
+          return try await sender.send([Self.item("https://example.com/cancelled/\(round)")])
+        }
+        try await Task.sleep(for: .seconds(1))
+        early = returned.withLock { $0 }
+      }
+      _ = try await send.value
+      #expect(!early, "send \(round) returned while the bus was stopped")
+      let deadline = ContinuousClock.now + .seconds(20)
+      while rung.withLock({ $0 }) < round && ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      #expect(rung.withLock { $0 } == round, "the doorbell of send \(round)")
+    }
+    let spool = try Spool(container: fixture.container(), name: HandoffSender.defaultSpoolName)
+    #expect(try spool.pendingCount() == 2)
+  }
+
+  /// The thread that reads a doorbell drains: the handler of `run`, called from code not
+  /// isolated to an actor, runs on the center's connection thread, at start and for every
+  /// share rung for.
+  @Test func runHandsSharesOverOnTheThreadThatReadTheDoorbell() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    try sender.store([Self.item("https://example.com/early")])
+    let importer = try await fixture.importer()
+    let (threads, tick) = AsyncStream.makeStream(of: Bool.self)
+    let task = Task.detached {
+      try await importer.run { _ in tick.yield(importer.center.connection.isOnConnectionThread) }
+    }
+    defer { task.cancel() }
+    var onConnectionThread = threads.makeAsyncIterator()
+    #expect(await onConnectionThread.next() == true, "the drain at start")
+    for index in 0..<3 {
+      try await sender.send([Self.item("https://example.com/late/\(index)")])
+      #expect(await onConnectionThread.next() == true, "share \(index)")
+    }
+  }
+
   /// When the bus dropped rings for the importer (a gap in a poster's count of the
   /// name), the importer drains, as after a reconnect (issue 11, item 13).
   @Test func aGapInTheRingsDrains() async throws {

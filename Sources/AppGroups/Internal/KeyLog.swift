@@ -30,15 +30,28 @@ struct KeyLog: ~Copyable {
   /// The log open for reading and writing, kept between appends and refreshes; `nil`
   /// until the first one or after the file was replaced.
   private var writer: FileDescriptor?
-  /// Whether records were written to `writer` since its last `fdatasync`.
-  private var unflushed = false
-  /// How many keys may be in the file but not on stable storage: those this instance wrote
-  /// since its last `fdatasync`, and those it read that others wrote since then (another
-  /// process, or another instance, may have left them unflushed: `Protocol/container.md`
-  /// §4.6 bounds them across consumers).
-  private(set) var unflushedKeys = 0
+  /// Keys counted as perhaps not on stable storage, ever: those this instance wrote, and
+  /// those it read that others wrote (another process, or another instance, may have left
+  /// them unflushed: `Protocol/container.md` §4.6 bounds them across consumers).
+  private var counted: UInt64 = 0
+  /// How many of ``counted`` an `fdatasync` that ended covered: it started after they
+  /// were in the file.
+  private var flushedThrough: UInt64 = 0
+  /// How many keys may be in the file but not on stable storage.
+  var unflushedKeys: Int { Int(counted - flushedThrough) }
+  /// Whether records may be in the file but not on stable storage.
+  private var unflushed: Bool { counted > flushedThrough }
+  /// The failure of an `fdatasync` of the log, once one failed: every later flush throws it.
+  ///
+  /// Linux reports a writeback error once per open file description, and the writer and
+  /// the descriptors of ``detachedFlush()`` share one, so a flush after a failed one may
+  /// return 0 although the keys the failed one covered never reached the disk. Cleared
+  /// only when ``compact()`` writes the keys to a new file; a new instance starts clean.
+  private var poison: ContainerError?
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
+  /// Whether the next append creates the file, which flushes it and its directory.
+  var appendCreates: Bool { identity == nil }
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }
@@ -69,15 +82,33 @@ struct KeyLog: ~Copyable {
   /// Brings the in-memory set up to date with the file.
   ///
   /// With `repair`, cuts off a torn tail: anything but zeros past the last valid record.
-  mutating func refresh(repair: Bool) throws(ContainerError) {
+  ///
+  /// With `quick`, does nothing and returns `false` when that would flush the keys this
+  /// instance wrote (the file is gone or empty, with keys unflushed) or read the file from
+  /// its start (it is another file: another instance compacted it, or cut it shorter).
+  ///
+  /// - Returns: Whether the set is up to date: `false` only with `quick`.
+  @discardableResult
+  mutating func refresh(repair: Bool, quick: Bool = false) throws(ContainerError) -> Bool {
     defer { isLoaded = true }
-    guard let info = try directory.status(of: fileName) else { return try reset() }
+    guard let info = try directory.status(of: fileName) else {
+      if quick && unflushed { return false }
+      try reset()
+      return true
+    }
     guard info.st_mode & S_IFMT == S_IFREG else {
       throw .syscall("openat", errno: ELOOP, path: path, doing: "open the key log")
     }
     // Size 0: created by a writer that was interrupted before it wrote the header.
-    guard info.st_size > 0 else { return try reset() }
+    guard info.st_size > 0 else {
+      if quick && unflushed { return false }
+      try reset()
+      return true
+    }
     let sameFile = identity.map { $0 == (info.st_dev, info.st_ino) } ?? false
+    // Otherwise the writer is flushed and dropped, and the file read whole.
+    let readsOn = sameFile && Int(info.st_size) >= offset
+    if quick && !readsOn { return false }
     if sameFile && Int(info.st_size) == size, let kept = writer.take() {
       // The file this process writes, open for reading too: nothing new costs one `pread`.
       let nothingNew: Bool
@@ -88,14 +119,14 @@ struct KeyLog: ~Copyable {
         throw error
       }
       writer = consume kept
-      if nothingNew { return }
+      if nothingNew { return true }
     }
     let file = try directory.openFile(fileName, flags: repair ? O_RDWR : O_RDONLY)
     var start = 0
-    if sameFile && Int(info.st_size) >= offset {
+    if readsOn {
       // Another writer may have filled the zeros without changing the size: a zero
       // length (or the end of the file) where the next record would start means nothing new.
-      if try Self.nothingAt(offset, in: file), Int(info.st_size) == size { return }
+      if try Self.nothingAt(offset, in: file), Int(info.st_size) == size { return true }
       start = offset
     } else {
       try dropWriter()
@@ -117,8 +148,8 @@ struct KeyLog: ~Copyable {
     // its own, and its next ``flush()`` covers them (an `fdatasync` flushes the file's data
     // whoever wrote it). An instance that reads the log first counts every key in it.
     if !parsed.keys.isEmpty {
-      unflushedKeys = (start == 0 ? 0 : unflushedKeys) + parsed.keys.count
-      unflushed = true
+      if start == 0 { flushedThrough = counted }
+      counted += UInt64(parsed.keys.count)
     }
     offset = start + parsed.validLength
     let status = try file.status()
@@ -132,6 +163,7 @@ struct KeyLog: ~Copyable {
     // Opened for reading and writing: kept as the writer, so the next refresh and append
     // open nothing.
     if repair && writer == nil { writer = consume file }
+    return true
   }
 
   /// Whether the log has no record at `offset`: it ends there or holds a zero length.
@@ -179,8 +211,7 @@ struct KeyLog: ~Copyable {
     }
     guard !fresh.isEmpty else { return added }
     keys += fresh
-    try append(records, flush: flush)
-    unflushedKeys = unflushed ? unflushedKeys + fresh.count : 0
+    try append(records, flush: flush, keys: fresh.count)
     if compacting, isOverCapacity { try compact() }
     return added
   }
@@ -189,6 +220,8 @@ struct KeyLog: ~Copyable {
   var isOverCapacity: Bool { keys.count > 2 * capacity }
 
   /// Flushes records written without flushing.
+  ///
+  /// - Throws: The failure of the `fdatasync`, or of an earlier one (``flushFailed(_:)``).
   mutating func flush() throws(ContainerError) {
     guard unflushed else { return }
     // A descriptor opened afresh flushes the same file's data if the writer was lost to an
@@ -196,14 +229,68 @@ struct KeyLog: ~Copyable {
     if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
     guard let file = writer.take() else { return }
     do {
-      try file.syncData()
+      try sync(file)
     } catch {
       writer = consume file
       throw error
     }
     writer = consume file
-    unflushed = false
-    unflushedKeys = 0
+    flushedThrough = counted
+  }
+
+  /// `fdatasync`s `file`, the writer, poisoning the log when that fails.
+  private mutating func sync(_ file: borrowing FileDescriptor) throws(ContainerError) {
+    if let poison { throw poison }
+    do {
+      try file.syncData()
+    } catch {
+      flushFailed(error)
+      throw error
+    }
+  }
+
+  /// Records that an `fdatasync` of the log failed (here or on a descriptor of
+  /// ``detachedFlush()``): every later flush throws, instead of trusting a 0 from the same
+  /// open file description.
+  mutating func flushFailed(_ failure: ContainerError) {
+    guard poison == nil else { return }
+    var poison = failure
+    poison.message +=
+      " Keys written to the log before that flush failed may not be on disk, so every later "
+      + "flush of it fails too until the spool is opened again."
+    self.poison = poison
+  }
+
+  /// A flush to make without holding the caller's lock, so that keys can be written while
+  /// it runs: a descriptor of the log's file (its own, sharing the open file description)
+  /// and the count to pass to ``flushed(through:)`` once its `fdatasync` returned 0.
+  ///
+  /// - Returns: `nil` when nothing waits for a flush.
+  /// - Throws: The failure of an earlier flush (``flushFailed(_:)``).
+  mutating func detachedFlush() throws(ContainerError) -> DetachedFlush? {
+    guard unflushed else { return nil }
+    if let poison { throw poison }
+    if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
+    guard let file = writer.take() else { return nil }
+    let copy = fcntl(file.rawValue, F_DUPFD_CLOEXEC, 0)
+    let failure = errno
+    writer = consume file
+    guard copy >= 0 else {
+      throw .syscall("fcntl", errno: failure, path: path, doing: "flush the key log")
+    }
+    return DetachedFlush(file: FileDescriptor(rawValue: copy, path: path), count: counted)
+  }
+
+  /// What ``detachedFlush()`` returns.
+  struct DetachedFlush: ~Copyable {
+    let file: FileDescriptor
+    let count: UInt64
+  }
+
+  /// Records that an `fdatasync` which started when ``detachedFlush()`` returned `count`
+  /// ended well: the keys counted until then are on stable storage.
+  mutating func flushed(through count: UInt64) {
+    flushedThrough = max(flushedThrough, min(count, counted))
   }
 
   /// Writes `records` at the end of the last valid record and flushes them.
@@ -211,7 +298,9 @@ struct KeyLog: ~Copyable {
   /// When they do not fit in the zeros already written, the file grows by the records and
   /// ``preallocation`` zero bytes in the same write, and that one flush includes the new
   /// size; the appends after it flush data alone.
-  private mutating func append(_ records: [UInt8], flush: Bool) throws(ContainerError) {
+  private mutating func append(_ records: [UInt8], flush: Bool, keys: Int)
+    throws(ContainerError)
+  {
     var bytes = records
     var at = offset
     let created = identity == nil
@@ -235,8 +324,16 @@ struct KeyLog: ~Copyable {
         }
       }
     }.get()
-    if flush || created { try file.syncData() }
-    unflushed = !(flush || created)
+    counted += UInt64(keys)
+    if flush || created {
+      do {
+        try sync(file)
+      } catch {
+        writer = consume file
+        throw error
+      }
+      flushedThrough = counted
+    }
     if created {
       // The log's name must be durable too before the first key counts as recorded.
       try directory.sync()
@@ -266,7 +363,7 @@ struct KeyLog: ~Copyable {
     size = bytes.count
     // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
-    unflushed = false
-    unflushedKeys = 0
+    flushedThrough = counted
+    poison = nil
   }
 }

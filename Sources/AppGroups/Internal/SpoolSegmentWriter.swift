@@ -54,15 +54,23 @@ final class SpoolSegmentWriter: Sendable {
     self.temporary = temporary
   }
 
+  /// Runs a record's `pwrite` (the closure it is given) and whatever must happen in one step
+  /// with it: the spool counts the record for its quota there.
+  typealias Visibly = (() throws(ContainerError) -> Void) throws(ContainerError) -> Void
+
   /// Appends a record and returns once it is on stable storage.
   ///
   /// The `pwrite`s of this process's threads are made one at a time, in offset order, so
   /// every byte before a record is written when its `fdatasync` starts: a record that
   /// returned never follows a gap.
   ///
-  /// - Parameter whenWritten: Called after the `pwrite`, before the `fdatasync`.
-  func append(_ frame: [UInt8], whenWritten: () -> Void = {}) throws(ContainerError) {
-    let segment = try write(frame, mayTakeSegment: true)!
+  /// - Parameters:
+  ///   - visibly: Runs the `pwrite`.
+  ///   - whenWritten: Called after the `pwrite`, before the `fdatasync`.
+  func append(
+    _ frame: [UInt8], visibly: Visibly = { try $0() }, whenWritten: () -> Void = {}
+  ) throws(ContainerError) {
+    let segment = try write(frame, mayTakeSegment: true, visibly: visibly)!
     whenWritten()
     try commit(segment)
   }
@@ -74,12 +82,14 @@ final class SpoolSegmentWriter: Sendable {
   ///
   /// - Returns: The segment to commit; `nil` (nothing written) when a segment must be taken
   ///   first.
-  func writeQuickly(_ frame: [UInt8]) throws(ContainerError) -> OpenSegment? {
-    try write(frame, mayTakeSegment: false)
+  func writeQuickly(_ frame: [UInt8], visibly: Visibly = { try $0() }) throws(ContainerError)
+    -> OpenSegment?
+  {
+    try write(frame, mayTakeSegment: false, visibly: visibly)
   }
 
-  private func write(_ frame: [UInt8], mayTakeSegment: Bool) throws(ContainerError)
-    -> OpenSegment?
+  private func write(_ frame: [UInt8], mayTakeSegment: Bool, visibly: Visibly)
+    throws(ContainerError) -> OpenSegment?
   {
     try state.withLock { (state) throws(ContainerError) -> OpenSegment? in
       if state.current == nil || state.current!.process != getpid()
@@ -93,7 +103,8 @@ final class SpoolSegmentWriter: Sendable {
       }
       let segment = state.current!
       do throws(ContainerError) {
-        try segment.file.writeAll(frame, at: state.end)
+        let end = state.end
+        try visibly { () throws(ContainerError) in try segment.file.writeAll(frame, at: end) }
       } catch {
         // What reached the file is unknown: later records go to another segment.
         state.current = nil

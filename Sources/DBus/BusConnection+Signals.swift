@@ -261,9 +261,15 @@ extension BusConnection {
           message ?? MessageCoding.decode(raw, strings: &decodedStrings)
         }
         guard matches else { continue }
-        withUnsafeMutablePointer(to: &decodedStrings) { strings in
-          deliverInPlace(ReceivedSignal(raw: raw, strings: strings))
+        // The handler runs user code (Notify's connection-thread handlers): the cache is
+        // lent to it out of the actor's property, so that no exclusive access to that
+        // property spans code that might come back to the connection.
+        var strings = StringCache(capacity: 0)
+        swap(&strings, &decodedStrings)
+        withUnsafeMutablePointer(to: &strings) {
+          deliverInPlace(ReceivedSignal(raw: raw, strings: $0))
         }
+        swap(&strings, &decodedStrings)
       } else if let deliver = set.deliver, let message, set.template.matches(message) {
         deliver(message)
       }

@@ -206,6 +206,19 @@ public actor BusConnection {
       throw DBusError(.failed, "the bus answered Hello without a unique name")
     }
     dbus_bus_set_unique_name(connection, name)
+    // A reconnection adds every match rule again before anything else goes out, so that a
+    // message sent from another thread once connected meets the rules back on the bus,
+    // which handles a connection's messages in order: notifyd's bridge confirms a post by
+    // its own copy coming back through its rule.
+    if case .reconnecting = state {
+      for rule in Array(rules.keys) + ruleSetTexts {
+        var message = busMethod("AddMatch", [.string(rule)])
+        message.noReplyExpected = true
+        let built = try MessageCoding.makeRaw(message)
+        dbus_connection_send(connection, built, nil)
+        dbus_message_unref(built)
+      }
+    }
     setState(.connected(uniqueName: uniqueName))
     flushOutgoing()
   }
@@ -272,17 +285,12 @@ public actor BusConnection {
     }
   }
 
-  /// Adds every match rule again and requests every owned name again.
+  /// Confirms the match rules are back and requests every owned name again.
   ///
-  /// The rules are sent without waiting for each reply; one round trip at the end
-  /// confirms the bus has processed them all, since it handles a connection's messages
-  /// in order.
+  /// The rules went out as the connection came back (``openConnection(to:)``), without
+  /// waiting for each reply; one round trip confirms the bus has processed them all, since
+  /// it handles a connection's messages in order.
   private func restoreRegistrations() async throws(DBusError) {
-    for rule in Array(rules.keys) + ruleSetTexts {
-      var message = busMethod("AddMatch", [.string(rule)])
-      message.noReplyExpected = true
-      try send(message)
-    }
     _ = try await call(busMethod("GetId"))
     for (name, flags) in ownedNames {
       _ = try await requestName(name, flags: flags)

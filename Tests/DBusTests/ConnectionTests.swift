@@ -433,6 +433,28 @@ struct ConnectionTests {
     #expect(await connection.matchRuleCount == 0)
   }
 
+  /// What a reconnected connection sends first meets its match rules back on the bus: a
+  /// signal sent as the connection reports it is back comes back to its own subscription.
+  ///
+  /// The rules were added after the queued messages went out, so a message sent at once
+  /// (notifyd's bridge confirms a post by its own copy) found no rule to come back through.
+  @Test func theRulesAreBackBeforeTheFirstMessageAfterAReconnection() async throws {
+    let connection = try await connect()
+    let inbox = Inbox()
+    _ = try await connection.subscribe(.signal(interface: testInterface, member: "Tick")) {
+      inbox.append($0)
+    }
+    // Called on the connection's thread as it comes back, before it sends anything else.
+    _ = await connection.addStateObserver { state in
+      if case .connected = state { try? connection.send(tick("back", 1)) }
+    }
+    bus.kill()
+    try await Task.sleep(for: .milliseconds(100))
+    try bus.start()
+    let received = await inbox.wait(for: 1)
+    #expect(received.count == 1, "the first signal after the reconnection did not come back")
+  }
+
   @Test func reconnectsAfterTheBusRestarts() async throws {
     let sender = try await connect()
     let receiver = try await connect()

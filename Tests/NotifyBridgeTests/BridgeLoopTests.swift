@@ -410,12 +410,11 @@ struct BridgeAcknowledgementTests {
       "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
   }
 
-  /// A post written to a bus that dies before routing it comes again.
-  ///
-  /// B's bus stops reading (SIGSTOP): B hands the broker's post to its connection, whose
-  /// socket takes it, and the bus dies before routing it. Acknowledged then, it would be
-  /// lost; B waits for a round trip instead, which fails, so the broker sends it again.
-  @Test func aPostTheBusNeverRoutedIsNotAcknowledgedAndComesAgain() async throws {
+  /// Two bridged hosts on one broker that have passed a post, with B's bus daemon
+  /// stopped (SIGSTOP): it reads nothing more until it is continued or killed.
+  func bridgedHostsWithBsBusStopped() async throws
+    -> (broker: MosquittoBroker, a: BridgedHost, b: BridgedHost, daemon: pid_t)
+  {
     let broker = try MosquittoBroker()
     let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
     let a = try await BridgedHost(arguments)
@@ -424,6 +423,17 @@ struct BridgeAcknowledgementTests {
     #expect(await b.waitForPosts(["group.example.before"]))
     let daemon = try #require(b.bus.pid)
     Glibc.kill(daemon, SIGSTOP)
+    return (broker, a, b, daemon)
+  }
+
+  /// A post written to a bus that dies before routing it comes again.
+  ///
+  /// B's bus stops reading (SIGSTOP): B hands the broker's post to its connection, whose
+  /// socket takes it, and the bus dies before routing it. Acknowledged then, it would be
+  /// lost; B waits for the post's own copy to come back from the bus instead, which never
+  /// comes, so the broker sends it again.
+  @Test func aPostTheBusNeverRoutedIsNotAcknowledgedAndComesAgain() async throws {
+    let (broker, a, b, _) = try await bridgedHostsWithBsBusStopped()
     try await a.post("group.example.unrouted")
     // B has it from the broker and has written its post to the stopped bus's socket.
     try await Task.sleep(for: .seconds(2))
@@ -443,14 +453,7 @@ struct BridgeAcknowledgementTests {
   /// A post the bus takes but does not route within 5 s (it hangs: SIGSTOP) is not
   /// acknowledged, and comes again once the broker connection is back.
   @Test func aPostTheBusDoesNotRouteInTimeIsNotAcknowledgedAndComesAgain() async throws {
-    let broker = try MosquittoBroker()
-    let arguments = ["--bridge", broker.url, "--bridge-namespace", "group.example"]
-    let a = try await BridgedHost(arguments)
-    let b = try await BridgedHost(arguments)
-    try await a.post("group.example.before")
-    #expect(await b.waitForPosts(["group.example.before"]))
-    let daemon = try #require(b.bus.pid)
-    Glibc.kill(daemon, SIGSTOP)
+    let (broker, a, b, daemon) = try await bridgedHostsWithBsBusStopped()
     try await a.post("group.example.late")
     // Past the 5 s the bus has to route it (notifyd looks at least once a second).
     try await Task.sleep(for: .seconds(7))
@@ -463,7 +466,7 @@ struct BridgeAcknowledgementTests {
     while b.count("group.example.late") < 2 && ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(50))
     }
-    #expect(b.count("group.example.late") == 2, "\(b.posted)\nB: \(b.log)")
+    #expect(b.count("group.example.late") == 2, "\(b.posted)\nB: \(b.log)\nbroker: \(broker.log)")
   }
 
   /// The post notifyd makes for a broker's message comes back to it from its bus (it

@@ -22,8 +22,9 @@ import SystemSupport
 ///
 /// A lost bus is routine: the connection reconnects with backoff (25 ms doubling to 250 ms)
 /// to the bus it chose when it first connected (the same address, or the embedded bus,
-/// started again; never the next bus ``Bus/automatic`` would try), adds every match rule again, requests its names again and reports each step through
-/// ``state`` and ``stateChanges()``. Messages sent while reconnecting wait in the queue
+/// started again; never the next bus ``Bus/automatic`` would try), adds every match rule
+/// again, requests its names again and reports each step through ``state`` and
+/// ``stateChanges()``. Messages sent while reconnecting wait in the queue
 /// and go out once connected; signals broadcast by others meanwhile are lost, since
 /// D-Bus has no replay. Releasing the last reference ends the connection at any point,
 /// reconnecting included.

@@ -96,6 +96,22 @@ struct BridgeLoopTests {
     #expect(try await b.counter("Received") == 500)
   }
 
+  /// A configuration file in `broker`'s directory that bridges `group.example` over TLS
+  /// to 127.0.0.1:`port`, trusting the authority of ``certificates()`` in `files`, with
+  /// `lines` after.
+  static func tlsConfiguration(
+    _ broker: MosquittoBroker, port: Int, certificates files: String, _ lines: [String] = []
+  ) -> String {
+    let path = broker.directory + "/notify-tls-\(port).conf"
+    writeText(
+      path,
+      ([
+        "bridge mqtts://127.0.0.1:\(port)", "bridge-namespace group.example",
+        "bridge-ca-file \(files)/ca.pem",
+      ] + lines).joined(separator: "\n") + "\n")
+    return path
+  }
+
   /// A certificate authority and a certificate for 127.0.0.1 it signed, made with
   /// openssl(1) in a directory of their own.
   static func certificates() throws -> String {
@@ -132,15 +148,7 @@ struct BridgeLoopTests {
     let broker = try MosquittoBroker(extraLines: [
       "cafile \(files)/ca.pem", "certfile \(files)/server.pem", "keyfile \(files)/server.key",
     ])
-    let path = broker.directory + "/notify-tls.conf"
-    writeText(
-      path,
-      """
-      bridge mqtts://127.0.0.1:\(broker.port)
-      bridge-namespace group.example
-      bridge-ca-file \(files)/ca.pem
-
-      """)
+    let path = Self.tlsConfiguration(broker, port: broker.port, certificates: files)
     let a = try await BridgedHost(["--config", path])
     let b = try await BridgedHost(["--config", path])
     try await a.post("group.example.over-tls")
@@ -173,17 +181,9 @@ struct BridgeTLSRecordTests {
     let broker = try MosquittoBroker()
     let front = try RecordJoiningTLSFront(
       to: broker.port, certificate: files + "/server.pem", key: files + "/server.key")
-    let path = broker.directory + "/notify-front.conf"
     // A keep-alive longer than the test: no PINGRESP comes to wake the loop.
-    writeText(
-      path,
-      """
-      bridge mqtts://127.0.0.1:\(front.port)
-      bridge-namespace group.example
-      bridge-ca-file \(files)/ca.pem
-      bridge-keepalive 120
-
-      """)
+    let path = BridgeLoopTests.tlsConfiguration(
+      broker, port: front.port, certificates: files, ["bridge-keepalive 120"])
     let a = try await BridgedHost(["--bridge", broker.url, "--bridge-namespace", "group.example"])
     let b = try await BridgedHost(["--config", path])
     // A connection that has carried some hundreds of messages (libmosquitto's own check

@@ -39,14 +39,8 @@ final class RecordJoiningTLSFront: Sendable {
     port = try MosquittoBroker.freePort()
     let brokerSocket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     broker = brokerSocket
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(brokerPort).bigEndian
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(brokerSocket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
+    let connected = MosquittoBroker.withLoopbackAddress(brokerPort) {
+      connect(brokerSocket, $0, $1)
     }
     guard toServer >= 0, fromServer >= 0, broker >= 0, connected == 0 else {
       throw Errno.current

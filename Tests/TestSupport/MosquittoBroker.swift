@@ -2,9 +2,9 @@ import Synchronization
 package import SystemSupport
 
 #if canImport(Glibc)
-  import Glibc
+  package import Glibc
 #elseif canImport(Musl)
-  import Musl
+  package import Musl
 #endif
 
 /// A `mosquitto` broker of a test's own, on a free 127.0.0.1 port, with a generated
@@ -176,21 +176,13 @@ package final class MosquittoBroker: Sendable {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw Errno.current }
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0 else { throw Errno.current }
+    guard withLoopbackAddress(port, { bind(fd, $0, $1) }) == 0 else { throw Errno.current }
+    var bound = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
+    _ = withUnsafeMutablePointer(to: &bound) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return Int(UInt16(bigEndian: bound.sin_port))
   }
 
   /// Whether something accepts TCP connections on 127.0.0.1:`port`.
@@ -198,13 +190,20 @@ package final class MosquittoBroker: Sendable {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }
+    return withLoopbackAddress(port) { connect(fd, $0, $1) } == 0
+  }
+
+  /// Runs `body` with the address 127.0.0.1:`port` and its length, for `bind` or `connect`.
+  package static func withLoopbackAddress<Result>(
+    _ port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+  ) -> Result {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
     return withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
       }
     }
   }

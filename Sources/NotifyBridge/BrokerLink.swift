@@ -206,14 +206,10 @@ final class BrokerLink: Sendable {
         answered(publishOf: topic, reason)
       }
     case .unconfirmed:
-      let count = unacknowledge()
-      if count <= 10 || count.isMultiple(of: 1000) {
-        let text =
-          "the bus did not confirm the posts just received; not acknowledged, the broker "
-          + "sends them again after reconnecting (unacknowledged \(count))"
-        setLastError(text)
-        host.log("\(name): \(text)")
-      }
+      report(
+        unacknowledged: unacknowledge(),
+        "the bus did not confirm the posts just received; not acknowledged, the broker "
+          + "sends them again after reconnecting")
     case .subscribed(let id, let reasons):
       if let filter = state.withLock({ $0.subscriptions.answered(id, reasons) }) {
         answered(subscriptionTo: filter, reasons)
@@ -388,14 +384,10 @@ final class BrokerLink: Sendable {
       guard posted else {
         // Not posted: neither its stamp nor those of the posts not confirmed yet, which
         // are not acknowledged either, may make the broker's redelivery a duplicate.
-        let count = awaited ? unacknowledge() : unacknowledge(also: stamp, count: 1)
-        if count <= 10 || count.isMultiple(of: 1000) {
-          let text =
-            "could not post \(message.name) on the bus; not acknowledged, the broker sends it "
-            + "again after reconnecting (unacknowledged \(count))"
-          setLastError(text)
-          host.log("\(name): \(text)")
-        }
+        report(
+          unacknowledged: awaited ? unacknowledge() : unacknowledge(also: stamp, count: 1),
+          "could not post \(message.name) on the bus; not acknowledged, the broker sends it "
+            + "again after reconnecting")
         return false
       }
     case .state(let value, let setTime):
@@ -482,6 +474,15 @@ final class BrokerLink: Sendable {
     }
     if !text.hasPrefix("connected") { setLastError(text) }
     if fresh { host.log("\(name): \(text)") }
+  }
+
+  /// Logs `text` with the unacknowledged total, and keeps it as the last error: the
+  /// first ten times, then every thousandth (bridge.md, "Acknowledgements").
+  private func report(unacknowledged count: UInt64, _ text: @autoclosure () -> String) {
+    guard count <= 10 || count.isMultiple(of: 1000) else { return }
+    let line = text() + " (unacknowledged \(count))"
+    setLastError(line)
+    host.log("\(name): \(line)")
   }
 
   private func setLastError(_ text: String) {

@@ -1,4 +1,4 @@
-public import NotifyCore
+package import NotifyCore
 
 /// A ``TopicMap`` that remembers the last name it mapped to a topic and the last topic it
 /// read back, each way once.
@@ -8,9 +8,9 @@ public import NotifyCore
 /// name and that the topic is the name's one canonical topic) are then done once per
 /// name, and a repeat costs a comparison. A topic that fails to read is not remembered,
 /// so it fails each time with the same error.
-public struct RecentTopics: Sendable {
+package struct RecentTopics: Sendable {
   /// The mapping.
-  public let map: TopicMap
+  package let map: TopicMap
   private var lastName: NotifyName?
   private var lastKind = TopicMap.Kind.post
   private var lastTopic = ""
@@ -18,10 +18,10 @@ public struct RecentTopics: Sendable {
   private var lastParsed: (kind: TopicMap.Kind, name: NotifyName)?
 
   /// Remembers nothing yet.
-  public init(_ map: TopicMap) { self.map = map }
+  package init(_ map: TopicMap) { self.map = map }
 
   /// The topic of `name`: ``TopicMap/topic(of:kind:)``.
-  public mutating func topic(of name: NotifyName, kind: Kind) -> String {
+  package mutating func topic(of name: NotifyName, kind: TopicMap.Kind) -> String {
     if kind == lastKind, let lastName, lastName == name { return lastTopic }
     lastTopic = map.topic(of: name, kind: kind)
     lastName = name
@@ -30,13 +30,11 @@ public struct RecentTopics: Sendable {
   }
 
   /// Reads a received topic: ``TopicMap/parse(_:)``.
-  public mutating func parse(_ topic: [UInt8]) throws(BridgeError) -> (TopicMap.Kind, NotifyName) {
+  package mutating func parse(_ topic: [UInt8]) throws(BridgeError) -> (TopicMap.Kind, NotifyName) {
     if let lastParsed, topic == lastRead { return lastParsed }
     let parsed = try map.parse(topic)
     lastRead = topic
     lastParsed = parsed
     return parsed
   }
-
-  public typealias Kind = TopicMap.Kind
 }

@@ -204,7 +204,7 @@ public final class NotifyServer: Sendable {
     bridgePost(name, message)
     let now = Self.realtimeNanoseconds()
     state.withLock {
-      $0.table.recordPost(of: name.rawValue, at: now)
+      $0.table.recordPost(of: name, at: now)
       $0.statistics.postsSeen += 1
     }
   }

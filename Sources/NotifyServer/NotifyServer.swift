@@ -195,14 +195,15 @@ public final class NotifyServer: Sendable {
   /// Counts a `Posted` signal seen on the bus.
   ///
   /// A bridged name is handed to the bridge first, which writes its PUBLISH on this
-  /// thread: the hop to the broker waits for nothing the table needs.
+  /// thread: the hop to the broker waits for nothing the table needs. The table records
+  /// when the post was read, and may show it a moment after the bridge forwarded it.
   func observePost(_ message: Message) {
     guard let name = NotifyWire.postedName(in: message) else {
       state.withLock { $0.statistics.malformedSignals += 1 }
       return
     }
-    bridgePost(name, message)
     let now = Self.realtimeNanoseconds()
+    bridgePost(name, message)
     state.withLock {
       $0.table.recordPost(of: name, at: now)
       $0.statistics.postsSeen += 1

@@ -126,28 +126,31 @@ extension NotifyServer {
   ///
   /// Only a connection that is up at that moment takes it (`sendIfConnected`): a post
   /// kept for a reconnection would be acknowledged to the broker and lost if notifyd
-  /// ended first. A post not sent gives its numbers back when no post took later ones,
-  /// so receivers see no gap in the name's count (which would make them deliver every
-  /// name once).
+  /// ended first. A post not sent gives its numbers back (no post took later ones: numbering
+  /// and sending hold ``posting``), so receivers see no gap in the name's count (which
+  /// would make them deliver every name once).
   func postFromBridge(_ name: NotifyName, _ sending: (UInt64) -> Void) -> Bool {
-    // The name's interface is kept beside its count: not built again for every post.
-    let (sequence, nameSequence, interface) = state.withLock { state in
-      state.postSequence += 1
-      let (nameSequence, interface) = state.postCounts.nextPost(of: name)
-      return (state.postSequence, nameSequence, interface)
-    }
-    sending(sequence)
-    do {
-      try connection.sendIfConnected(
-        NotifyWire.signal(
-          for: name, sequence: sequence, nameSequence: nameSequence, interface: interface))
-      return true
-    } catch {
-      state.withLock { state in
-        if state.postSequence == sequence { state.postSequence -= 1 }
-        state.postCounts.giveBack(nameSequence, for: name)
+    posting.withLock { _ in
+      // The name's interface is kept beside its count: not built again for every post.
+      let (sequence, nameSequence, interface) = state.withLock { state in
+        state.postSequence += 1
+        let (nameSequence, interface) = state.postCounts.nextPost(of: name)
+        return (state.postSequence, nameSequence, interface)
       }
-      return false
+      sending(sequence)
+      do {
+        try connection.sendIfConnected(
+          NotifyWire.signal(
+            for: name, sequence: sequence, nameSequence: nameSequence, interface: interface))
+        return true
+      } catch {
+        // No post took later numbers meanwhile (``posting`` is held).
+        state.withLock { state in
+          state.postSequence -= 1
+          state.postCounts.giveBack(nameSequence, for: name)
+        }
+        return false
+      }
     }
   }
 

@@ -173,13 +173,15 @@ extension NotifyServer {
           })
       ]
     case .post(let name):
-      let (sequence, nameSequence) = state.withLock { state in
-        state.statistics.mediatedPosts += 1
-        state.postSequence += 1
-        return (state.postSequence, state.postCounts.next(for: name))
+      try posting.withLock { _ throws(DBusError) in
+        let (sequence, nameSequence) = state.withLock { state in
+          state.statistics.mediatedPosts += 1
+          state.postSequence += 1
+          return (state.postSequence, state.postCounts.next(for: name))
+        }
+        try connection.send(
+          NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       }
-      try connection.send(
-        NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
       bridgeMediatedPost(name)
       return []
     case .listNames:

@@ -68,6 +68,12 @@ public final class NotifyServer: Sendable {
   private let saveQueue = DispatchQueue(label: "notifyd.state-file")
   private let subscriptions = Mutex<[SignalSubscription]>([])
   let bridging = Mutex(Bridging())
+  /// Held from a post's numbering to its send, by every thread that posts (the
+  /// connection's, for mediated posts, and a broker's, for bridged ones): the bus then
+  /// carries the server's posts in the order of their numbers, so each name's count rises
+  /// one at a time for receivers (a post numbered first and sent second looked like a
+  /// lost post, and receivers deliver every name once for one).
+  let posting = Mutex<Void>(())
 
   init(connection: BusConnection, configuration: Configuration, records: [StateRecord]) {
     self.connection = connection

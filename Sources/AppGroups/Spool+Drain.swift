@@ -57,12 +57,12 @@ extension Spool {
   /// File-system work that can wait runs on a Dispatch thread, never on the Swift
   /// concurrency pool: waiting for another consumer's drain lock, flushing
   /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
-  /// sweeping `tmp/`, creating or flushing a cursor, removing a finished segment (and
+  /// sweeping `tmp/`, flushing a cursor, removing a finished segment (and
   /// searching it first), setting anything aside, and the first drain of this instance, or
   /// one that finds `delivered.keys` replaced by another consumer (it reads the log whole).
   /// A step that only lists the spool's directories, takes the free drain lock without
-  /// waiting, reads a segment's records and writes ids and cursors without a flush (all
-  /// served by the page cache) runs on the caller's executor, so a drain woken for one
+  /// waiting, reads a segment's records and writes ids and cursors without a flush, creating
+  /// their files when missing (all served by the page cache) runs on the caller's executor, so a drain woken for one
   /// share stored as a record reaches the handler without a thread switch.
   ///
   /// - Parameters:
@@ -342,7 +342,7 @@ extension Spool {
   /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
   ///
   /// - Parameter quick: Stop (``NextClaim/slow``) before anything that can wait: a flush or
-  ///   compaction of `delivered.keys`, a cursor to create or flush, a file entry (claimed,
+  ///   compaction of `delivered.keys`, a cursor to flush, a file entry (claimed,
   ///   validated and removed as files), damaged bytes to copy aside, a segment to remove
   ///   (searched first) or set aside, when the listing has nothing else.
   func nextClaim(_ session: inout DrainSession, quick: Bool) throws(ContainerError) -> NextClaim {
@@ -408,8 +408,7 @@ extension Spool {
     return session.segments[segment].map { $0.records[index].damage == nil } ?? true
   }
 
-  /// Whether ``settle(_:)`` would flush or compact `delivered.keys`, or create or flush a
-  /// cursor, now.
+  /// Whether ``settle(_:)`` would flush or compact `delivered.keys`, or flush a cursor, now.
   private func settleFlushes(_ session: DrainSession) -> Bool {
     !session.unsettled.isEmpty
       || delivered.withLock { $0.unflushedKeys >= Self.settleBatch || $0.isOverCapacity }
@@ -434,13 +433,12 @@ extension Spool {
     return try nextClaim(&session, quick: false)
   }
 
-  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id (nor
-  /// the creation of `delivered.keys`, which flushes it and the spool's directory).
+  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id (the
+  /// first id creates `delivered.keys` without one: the flush that covers it flushes the
+  /// spool's directory too).
   func completesQuickly(_ claim: Claim) -> Bool {
     guard case .record = claim.source else { return false }
-    return delivered.withLock {
-      $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity && !$0.appendCreates
-    }
+    return delivered.withLock { $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity }
   }
 
   /// Claims a segment's record.
@@ -586,11 +584,14 @@ extension Spool {
       else { return }
       do throws(ContainerError) {
         try self.deliveredFlush.sync(flush.file)
+        // The log was created since the last flush: its name too.
+        try flush.directory?.sync()
       } catch {
         self.delivered.withLock { $0.flushFailed(error) }
         throw error
       }
-      self.delivered.withLock { $0.flushed(through: flush.count) }
+      let names = flush.directory == nil ? nil : flush.names
+      self.delivered.withLock { $0.flushed(through: flush.count, names: names) }
     }
   }
 

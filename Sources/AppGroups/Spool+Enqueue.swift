@@ -160,6 +160,22 @@ extension Spool {
     return PendingRecord(id: id, segment: segment)
   }
 
+  /// Takes the segment this instance's next records go into ahead of need, on a Dispatch
+  /// thread: adopting or creating one flushes (`Protocol/container.md` §4.4), which the
+  /// first enqueue then does not wait for.
+  ///
+  /// Optional: an enqueue that finds no segment ready takes one itself (or waits for the
+  /// one being taken). The handoff's sender calls this when it is made.
+  public func prepareSegment() {
+    segmentWriter.prepareAhead()
+  }
+
+  /// Waits until no thread of this process is taking a segment for this instance ahead of
+  /// need (``prepareSegment()``).
+  package func waitForSegmentPreparation() {
+    segmentWriter.waitForPreparation()
+  }
+
   /// Makes a record that ``writeRecord(payload:id:)`` wrote durable.
   ///
   /// One `fdatasync` of its segment, perhaps shared with other threads. Only when this returns is the entry

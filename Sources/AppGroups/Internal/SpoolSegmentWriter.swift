@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Synchronization
 import SystemSupport
 
@@ -34,9 +36,20 @@ final class OpenSegment: Sendable {
 /// The producer side of the segments (`Protocol/container.md` §4.4): one segment per
 /// producer process at a time, records appended with one `pwrite` each, in order, and one
 /// `fdatasync` per append or per group of concurrent appends.
+///
+/// The next segment is taken ahead of need, on a Dispatch thread, once the current one is
+/// three quarters full (and when asked, ``prepareAhead()``): taking one flushes (the zeros
+/// of a new one, or `segments/` for an adopted one), which the record that does not fit
+/// would otherwise wait for before its `pwrite`.
 final class SpoolSegmentWriter: Sendable {
   /// The size a new segment is written ahead to.
   static var segmentSize: Int64 { 1 << 20 }
+  /// The room left in the current segment below which the next one is taken.
+  static var prepareAheadRoom: Int64 { segmentSize / 4 }
+  /// The room a segment taken ahead has: any record fits.
+  static var spareRoom: Int {
+    SpoolSegmentFormat.frameHeaderSize + SpoolSegmentFormat.maximumSegmentEntry
+  }
 
   private let segments: Directory
   private let temporary: Directory
@@ -46,8 +59,14 @@ final class SpoolSegmentWriter: Sendable {
     var end: Int64 = 0
     /// Segments whose `fdatasync` failed in this process: never appended to again.
     var poisoned: Set<String> = []
+    /// The segment taken ahead of need, and where its first record goes.
+    var spare: (segment: OpenSegment, end: Int64)?
+    /// A Dispatch thread was asked to take ``spare``.
+    var prepareRequested = false
   }
   private let state = Mutex(State())
+  /// Serializes taking a spare: one thread of this process takes it, the others wait for it.
+  private let preparation = Preparation()
 
   init(segments: consuming Directory, temporary: consuming Directory) {
     self.segments = segments
@@ -75,7 +94,8 @@ final class SpoolSegmentWriter: Sendable {
     try commit(segment)
   }
 
-  /// Writes a record with one `pwrite` into the segment this process holds, when it has room.
+  /// Writes a record with one `pwrite` into the segment this process holds, when it has room
+  /// or a segment taken ahead has.
   ///
   /// The first half of ``append(_:whenWritten:)``, the part that cannot wait (no segment to
   /// adopt or create, which flushes). ``commit(_:)`` makes it durable.
@@ -91,28 +111,86 @@ final class SpoolSegmentWriter: Sendable {
   private func write(_ frame: [UInt8], mayTakeSegment: Bool, visibly: Visibly)
     throws(ContainerError) -> OpenSegment?
   {
-    try state.withLock { (state) throws(ContainerError) -> OpenSegment? in
-      if state.current == nil || state.current!.process != getpid()
-        || state.end + Int64(frame.count) > state.current!.capacity
-      {
-        guard mayTakeSegment else { return nil }
-        state.current = nil
-        let (segment, end) = try adoptOrCreate(room: frame.count, skipping: state.poisoned)
-        state.current = segment
-        state.end = end
+    while true {
+      let written = try state.withLock {
+        (state) throws(ContainerError) -> (segment: OpenSegment, prepare: Bool)? in
+        let process = getpid()
+        if state.spare.map({ $0.segment.process != process }) ?? false { state.spare = nil }
+        if state.current == nil || state.current!.process != process
+          || state.end + Int64(frame.count) > state.current!.capacity
+        {
+          state.current = nil
+          guard let spare = state.spare, spare.end + Int64(frame.count) <= spare.segment.capacity
+          else { return nil }
+          state.spare = nil
+          state.current = spare.segment
+          state.end = spare.end
+        }
+        let segment = state.current!
+        do throws(ContainerError) {
+          let end = state.end
+          try visibly { () throws(ContainerError) in try segment.file.writeAll(frame, at: end) }
+        } catch {
+          // What reached the file is unknown: later records go to another segment.
+          state.current = nil
+          throw error
+        }
+        state.end += Int64(frame.count)
+        let prepare =
+          state.spare == nil && !state.prepareRequested
+          && segment.capacity - state.end < Self.prepareAheadRoom
+        if prepare { state.prepareRequested = true }
+        return (segment, prepare)
       }
-      let segment = state.current!
-      do throws(ContainerError) {
-        let end = state.end
-        try visibly { () throws(ContainerError) in try segment.file.writeAll(frame, at: end) }
-      } catch {
-        // What reached the file is unknown: later records go to another segment.
-        state.current = nil
-        throw error
+      if let written {
+        if written.prepare { startPreparing() }
+        return written.segment
       }
-      state.end += Int64(frame.count)
-      return segment
+      guard mayTakeSegment else { return nil }
+      try prepare(room: frame.count)
     }
+  }
+
+  /// Starts taking the next segment on a Dispatch thread, unless one is ready or being taken.
+  func prepareAhead() {
+    let start = state.withLock { state in
+      guard state.spare == nil, !state.prepareRequested else { return false }
+      state.prepareRequested = true
+      return true
+    }
+    if start { startPreparing() }
+  }
+
+  private func startPreparing() {
+    DispatchQueue.global(qos: .utility).async {
+      // A failure here is met again, and reported, by the enqueue that needs the segment.
+      try? self.prepare(room: Self.spareRoom)
+      self.state.withLock { $0.prepareRequested = false }
+    }
+  }
+
+  /// Waits until no thread of this process is taking a segment ahead of need (for tests).
+  func waitForPreparation() {
+    while state.withLock({ $0.prepareRequested }) { usleep(1000) }
+    preparation.waitUntilIdle()
+  }
+
+  /// Takes a spare segment with `room` bytes free, unless there is one: adopts or creates
+  /// it (flushing), or waits for the thread of this process that is taking one.
+  private func prepare(room: Int) throws(ContainerError) {
+    let ready = { () -> Bool in
+      self.state.withLock { state in
+        state.spare.map {
+          $0.segment.process == getpid() && $0.end + Int64(room) <= $0.segment.capacity
+        } ?? false
+      }
+    }
+    guard preparation.begin(unless: ready) else { return }
+    defer { preparation.end() }
+    let poisoned = state.withLock { $0.poisoned }
+    let (segment, end) = try adoptOrCreate(room: room, skipping: poisoned)
+    // A spare too small for `room` is let go (unlocked): a later producer may adopt it.
+    state.withLock { $0.spare = (segment, end) }
   }
 
   /// Flushes the records written to `segment` (one `fdatasync` perhaps shared with other
@@ -211,5 +289,44 @@ final class SpoolSegmentWriter: Sendable {
     }
     try segments.sync()
     return OpenSegment(name: name, file: file, capacity: capacity)
+  }
+}
+
+/// Who of this process's threads is taking a segment ahead of need: one at a time, the
+/// others wait for it.
+private final class Preparation: @unchecked Sendable {
+  // Safety of @unchecked Sendable: `running` and `process` are read and written with
+  // `condition` locked.
+  private let condition = NSCondition()
+  private var running = false
+  /// The process whose thread is running: a child made by `fork` does not wait for its
+  /// parent's.
+  private var process: pid_t = 0
+
+  /// Waits for a thread of this process that is taking a segment, then starts taking one
+  /// unless `done` says there is no need.
+  ///
+  /// - Returns: Whether the caller takes one (and then calls ``end()``).
+  func begin(unless done: () -> Bool) -> Bool {
+    condition.lock()
+    defer { condition.unlock() }
+    while running && process == getpid() { condition.wait() }
+    if done() { return false }
+    running = true
+    process = getpid()
+    return true
+  }
+
+  func end() {
+    condition.lock()
+    running = false
+    condition.broadcast()
+    condition.unlock()
+  }
+
+  func waitUntilIdle() {
+    condition.lock()
+    while running && process == getpid() { condition.wait() }
+    condition.unlock()
   }
 }

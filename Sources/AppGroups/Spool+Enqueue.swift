@@ -21,7 +21,9 @@ extension Spool {
   ///
   /// The quotas are checked against a listing of `new/`, `cur/` and the segments at most
   /// 100 ms old plus this process's own enqueues since, so producers enqueueing at the same
-  /// moment can overshoot a limit by what they add within that window.
+  /// moment can overshoot a limit by what they add within that window. The next listing is
+  /// taken after the flush, once the one in use is 50 ms old, so that enqueues following
+  /// each other list nothing before their entry is readable.
   ///
   /// - Parameters:
   ///   - payload: Opaque bytes, for example an encoded extension item.
@@ -71,6 +73,7 @@ extension Spool {
         try segmentWriter.append(
           SpoolSegmentFormat.frame(bytes), visibly: visibly(Int64(bytes.count)),
           whenWritten: whenVisible)
+        refreshUsageAhead()
         return id
       }
     }
@@ -122,6 +125,7 @@ extension Spool {
       // Group commit: one fsync of new/ that started after the rename, perhaps shared with
       // other threads of this process that committed at the same moment.
       try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }
+      refreshUsageAhead()
       return id
     } catch {
       try? temporary.removeItem(scratch)
@@ -183,6 +187,7 @@ extension Spool {
   /// does).
   package func commit(_ record: PendingRecord) throws(ContainerError) {
     try segmentWriter.commit(record.segment)
+    refreshUsageAhead()
   }
 
   /// Runs a record's `pwrite` as ``makeVisible(bytes:_:)`` does, counting it once written.

@@ -146,6 +146,23 @@ struct SpoolTests {
     #expect(try spool.pendingCount() == 0)
   }
 
+  /// The quota check's listing is renewed after an enqueue's flush once it is half its
+  /// lifetime old, so the next enqueue lists nothing before its entry is readable.
+  @Test func aCommitRenewsAnAgingQuotaListingForTheNextEnqueue() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "a")
+    try spool.enqueue(payload: [1], id: "b")
+    func taken() -> UInt64 { spool.usageCache.withLock { $0?.taken ?? 0 } }
+    let pending = try #require(try spool.writeRecord(payload: [2], id: "c"))
+    // Three quarters of its lifetime old: the commit renews it.
+    spool.usageCache.withLock { $0?.taken -= Spool.usageListingLifetime * 3 / 4 }
+    let before = DispatchTime.now().uptimeNanoseconds
+    try spool.commit(pending)
+    #expect(taken() >= before, "the commit did not renew the listing")
+    #expect(spool.usageCache.withLock { $0?.entries } == 3)
+  }
+
   @Test func recoversEntriesClaimedByACrashedConsumer() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())

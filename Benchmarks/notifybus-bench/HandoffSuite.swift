@@ -171,16 +171,19 @@ enum HandoffSuite: BenchmarkSuite {
           let index = Int(text.split(separator: " ")[3])
         else { return }
         arrivals.record(index)
+        mark("arrived", index)
       }
     }
     defer { app.cancel() }
     var latencies: [Double] = []
     for index in 0..<latency {
+      mark("start", index)
       let start = nanoseconds()
       try await sender.send([item(index)])
       guard await arrivals.wait(for: index) else { throw BenchError("share \(index) was lost") }
       latencies.append(Double(arrivals.time(index)! - start) / 1000)
     }
+    mark("start", -1)
     let first = latency
     let start = nanoseconds()
     for index in first..<(first + throughput) { try await sender.send([item(index)]) }
@@ -196,6 +199,30 @@ enum HandoffSuite: BenchmarkSuite {
     let percentiles = Percentiles(latencies)
     return Figures(
       p50: percentiles[0.5], p99: percentiles[0.99], rate: Double(throughput) / seconds)
+  }
+
+  /// With `NOTIFYBUS_BENCH_MARKERS` set, each latency share's start and arrival is marked
+  /// by a failing `lseek(-1, share, SEEK_SET)` (start) or `SEEK_CUR` (arrival), which a
+  /// syscall trace shows with its arguments (`perf trace`), and the process's descriptors are
+  /// listed on standard error before the second share and after the last, to name the
+  /// descriptors of the trace: `Benchmarks/profile-handoff` cuts the trace into shares.
+  static let markers = getenv("NOTIFYBUS_BENCH_MARKERS") != nil
+
+  static func mark(_ what: String, _ index: Int) {
+    guard markers else { return }
+    if what == "start", index == 1 || index == -1 { listDescriptors() }
+    _ = lseek(-1, off_t(index), what == "start" ? SEEK_SET : SEEK_CUR)
+  }
+
+  static func listDescriptors() {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for name in names {
+      guard
+        let target = try? FileManager.default.destinationOfSymbolicLink(
+          atPath: "/proc/self/fd/" + name)
+      else { continue }
+      FileHandle.standardError.write(Data("fd \(name) \(target)\n".utf8))
+    }
   }
 
   // MARK: - The seeds' pattern

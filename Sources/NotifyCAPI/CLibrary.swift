@@ -48,9 +48,12 @@ final class CLibrary: Sendable {
   }
 
   private let centers = Mutex(Centers())
-  /// Posts made on the posting connection since the last ordering fence
-  /// (``letPostsThrough()``).
-  private let unfencedPosts = Atomic<Int>(0)
+  /// How many posts this process made on its posting connection, counted once each is
+  /// queued there.
+  private let postsMade = Atomic<UInt64>(0)
+  /// How many of those posts an ordering fence (``letPostsThrough()``) has seen routed: the
+  /// count a round trip that ended had read before it went out.
+  private let postsRouted = Atomic<UInt64>(0)
   /// Serializes connection attempts, so concurrent first calls make one connection.
   private let connecting = Mutex<Void>(())
   /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
@@ -115,7 +118,7 @@ final class CLibrary: Sendable {
 
   /// Notes a post on the posting connection, which the next call that waits lets through first.
   func posted() {
-    unfencedPosts.add(1, ordering: .relaxed)
+    postsMade.add(1, ordering: .releasing)
   }
 
   /// Waits until the bus has routed every post this process made on its posting connection
@@ -128,14 +131,28 @@ final class CLibrary: Sendable {
   /// the earlier post, and `notify_post(n)`, `notify_get_state(t)`, `notify_check(t)` could
   /// find `t` unchanged. Once the bus answers a round trip on the posting connection, every
   /// earlier post has been routed, and the same process's receiving connection gets its
-  /// signal before the answer to anything asked afterwards. Costs nothing when no post was
-  /// made since the last fence.
+  /// signal before the answer to anything asked afterwards. Costs nothing when every post
+  /// was seen routed already.
+  ///
+  /// Posts are counted, not flagged: a thread must not take a fence another thread has
+  /// under way for its own, since that round trip may end after this thread's call went
+  /// out. Each thread whose posts are not all seen routed makes its own round trip.
   func letPostsThrough() async {
-    guard unfencedPosts.exchange(0, ordering: .acquiring) > 0 else { return }
+    let made = postsMade.load(ordering: .acquiring)
+    guard postsRouted.load(ordering: .relaxed) < made else { return }
     let (posting, registering) = centers.withLock { ($0.posting, $0.registering) }
     guard let posting, posting !== registering else { return }
-    // A bus that is gone fails the round trip; the call that follows reports it.
-    try? await posting.synchronize()
+    // A bus that is gone fails the round trip; the call that follows reports it, and the
+    // next call makes the round trip again.
+    guard (try? await posting.synchronize()) != nil else { return }
+    // The round trip went out after the `made` posts were queued, so they are routed.
+    var routed = postsRouted.load(ordering: .relaxed)
+    while routed < made {
+      let (exchanged, original) = postsRouted.compareExchange(
+        expected: routed, desired: made, ordering: .relaxed)
+      if exchanged { break }
+      routed = original
+    }
   }
 
   /// The registering center, if one was made; token functions never connect, since a

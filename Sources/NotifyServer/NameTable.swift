@@ -1,3 +1,4 @@
+import NotifyCore
 import NotifyServerFiles
 
 /// The names `notifyd` knows: their state, when it was set, and how often they were
@@ -6,6 +7,10 @@ import NotifyServerFiles
 /// Names with a state are kept until the limit is reached (then setting the state of a
 /// new name fails). Names only seen posted are evicted, least recently posted first,
 /// to make room.
+///
+/// Keyed by ``NotifyName``, which compares bytes: `String` keys would merge two names that
+/// are canonically equivalent but spelled differently (`x.café` in NFC and in NFD), which
+/// are two names to notify(3) and to every receiver.
 struct NameTable {
   /// What `notifyd` knows about one name.
   struct Entry {
@@ -23,7 +28,7 @@ struct NameTable {
     var lastPostTime: UInt64 = 0
   }
 
-  private(set) var entries: [String: Entry] = [:]
+  private(set) var entries: [NotifyName: Entry] = [:]
   private(set) var clock: UInt64 = 0
   let capacity: Int
   /// Posts not counted because the table was full of names with a state.
@@ -37,10 +42,10 @@ struct NameTable {
   /// The names with a state, counted as they change: `Status` does not walk the table.
   private(set) var stateCount = 0
 
-  func state(of name: String) -> UInt64 { entries[name]?.state ?? 0 }
+  func state(of name: NotifyName) -> UInt64 { entries[name]?.state ?? 0 }
 
   /// Sets a state; `false` when the table is full.
-  mutating func setState(_ value: UInt64, of name: String, at time: UInt64) -> Bool {
+  mutating func setState(_ value: UInt64, of name: NotifyName, at time: UInt64) -> Bool {
     guard makeRoom(for: name) else { return false }
     clock += 1
     if entries[name]?.hasState != true { stateCount += 1 }
@@ -54,12 +59,12 @@ struct NameTable {
   /// Applies a value remembered by a client if it is newer than the table's.
   ///
   /// - Returns: Whether it was applied, or `nil` when the table is full.
-  mutating func restoreState(_ value: UInt64, of name: String, setAt time: UInt64) -> Bool? {
+  mutating func restoreState(_ value: UInt64, of name: NotifyName, setAt time: UInt64) -> Bool? {
     if let entry = entries[name], entry.hasState, entry.setTime >= time { return false }
     return setState(value, of: name, at: time) ? true : nil
   }
 
-  mutating func recordPost(of name: String, at time: UInt64) {
+  mutating func recordPost(of name: NotifyName, at time: UInt64) {
     guard makeRoom(for: name) else {
       untrackedPosts += 1
       return
@@ -70,26 +75,34 @@ struct NameTable {
     entries[name]?.lastPostTime = time
   }
 
-  /// Loads records read from the state file.
+  /// Loads records read from the state file; a record whose name is not a valid notify
+  /// name (no call could reach it) is skipped.
   mutating func load(_ records: [StateRecord]) {
     for record in records.prefix(capacity) {
-      if entries[record.name]?.hasState != true { stateCount += 1 }
-      entries[record.name] = Entry(
+      guard let name = try? NotifyName(record.name) else { continue }
+      if entries[name]?.hasState != true { stateCount += 1 }
+      entries[name] = Entry(
         state: record.state, setTime: record.setTimeNanoseconds, hasState: true)
     }
+  }
+
+  /// The entries in the order of their names' bytes.
+  var sortedEntries: [(key: NotifyName, value: Entry)] {
+    entries.sorted { $0.key.rawValue.utf8.lexicographicallyPrecedes($1.key.rawValue.utf8) }
   }
 
   /// The names with a state, for the state file.
   var stateRecords: [StateRecord] {
     entries.compactMap { name, entry in
       entry.hasState
-        ? StateRecord(name: name, state: entry.state, setTimeNanoseconds: entry.setTime) : nil
+        ? StateRecord(name: name.rawValue, state: entry.state, setTimeNanoseconds: entry.setTime)
+        : nil
     }
   }
 
   /// Makes room for `name` if it is new: evicts the least recently posted tenth of the
   /// post-only names when full.
-  private mutating func makeRoom(for name: String) -> Bool {
+  private mutating func makeRoom(for name: NotifyName) -> Bool {
     if entries[name] != nil || entries.count < capacity { return true }
     let postOnly = entries.filter { !$0.value.hasState }.sorted {
       $0.value.lastUse < $1.value.lastUse

@@ -67,7 +67,7 @@ extension NotifyServer {
         self?.restoreFromBridge(name, value, setTime: time) ?? .refused
       },
       knownNames: { [weak self] in
-        self?.state.withLock { $0.table.entries.keys.compactMap { try? NotifyName($0) } } ?? []
+        self?.state.withLock { Array($0.table.entries.keys) } ?? []
       },
       log: log,
       busConnection: { [weak self] in self?.bridging.withLock { $0.busConnections } ?? 0 })
@@ -154,13 +154,13 @@ extension NotifyServer {
     -> Bridge.StateOutcome
   {
     let outcome = state.withLock { state -> Bridge.StateOutcome in
-      if let entry = state.table.entries[name.rawValue], entry.hasState {
+      if let entry = state.table.entries[name], entry.hasState {
         if entry.setTime == time && entry.state == value { return .kept }
         if entry.setTime > time || (entry.setTime == time && entry.state > value) {
           return .localIsNewer(entry.state, setTime: entry.setTime)
         }
       }
-      guard state.table.setState(value, of: name.rawValue, at: time) else { return .refused }
+      guard state.table.setState(value, of: name, at: time) else { return .refused }
       state.statistics.restores += 1
       return .applied
     }

@@ -147,7 +147,7 @@ extension NotifyServer {
       let time = Self.realtimeNanoseconds()
       let stored = state.withLock { state in
         state.statistics.stateSets += 1
-        return state.table.setState(value, of: name.rawValue, at: time)
+        return state.table.setState(value, of: name, at: time)
       }
       guard stored else { throw full(name) }
       scheduleSave()
@@ -156,7 +156,7 @@ extension NotifyServer {
     case .restoreState(let name, let value, let time):
       let applied = state.withLock { state in
         state.statistics.restores += 1
-        return state.table.restoreState(value, of: name.rawValue, setAt: time)
+        return state.table.restoreState(value, of: name, setAt: time)
       }
       guard let applied else { throw full(name) }
       if applied {
@@ -169,7 +169,7 @@ extension NotifyServer {
         .uint64(
           state.withLock { state in
             state.statistics.stateGets += 1
-            return state.table.state(of: name.rawValue)
+            return state.table.state(of: name)
           })
       ]
     case .post(let name):
@@ -184,18 +184,18 @@ extension NotifyServer {
       return []
     case .listNames:
       let rows = state.withLock { state in
-        state.table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+        state.table.sortedEntries.map {
           DBusValue.structure([
-            .string($0.key), .uint64($0.value.state), .uint64($0.value.postCount),
+            .string($0.key.rawValue), .uint64($0.value.state), .uint64($0.value.postCount),
           ])
         }
       }
       return [.array(elementType: "(stt)", rows)]
     case .describeNames:
       let rows = state.withLock { state in
-        state.table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map {
+        state.table.sortedEntries.map {
           DBusValue.structure([
-            .string($0.key), .uint64($0.value.state), .uint64($0.value.setTime),
+            .string($0.key.rawValue), .uint64($0.value.state), .uint64($0.value.setTime),
             .uint64($0.value.postCount), .uint64($0.value.lastPostTime),
           ])
         }

@@ -1,3 +1,4 @@
+import NotifyCore
 import NotifyServerFiles
 import Synchronization
 
@@ -39,9 +40,9 @@ extension NotifyServer {
       lines += bridges
       guard detailed else { return lines }
       lines += rules.map { "status: rule \($0.origin)" }
-      let names = table.entries.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+      let names = table.sortedEntries
       lines += names.map { name, entry in
-        "status: name \(StateFile.escape(name)) state \(entry.state) set \(entry.setTime) "
+        "status: name \(StateFile.escape(name.rawValue)) state \(entry.state) set \(entry.setTime) "
           + "posts \(entry.postCount)"
       }
       return lines

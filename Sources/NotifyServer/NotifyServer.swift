@@ -200,7 +200,7 @@ public final class NotifyServer: Sendable {
     }
     let now = Self.realtimeNanoseconds()
     state.withLock {
-      $0.table.recordPost(of: name.rawValue, at: now)
+      $0.table.recordPost(of: name, at: now)
       $0.statistics.postsSeen += 1
     }
     bridgePost(name, message)

@@ -1,5 +1,6 @@
 import BusTestSupport
 import DBus
+import Foundation
 import Synchronization
 import Testing
 
@@ -20,17 +21,28 @@ struct ReleaseOnTheConnectionsThreadTests {
     private let closed = Atomic<Bool>(false)
     private let released = Atomic<Bool>(false)
     private let closedInside = Atomic<Bool>(false)
+    private let closedInDispatch = Atomic<Bool>(false)
 
     /// Whether, once the reference was let go, the work after it still ran.
     var carriedOn: Bool { released.load(ordering: .acquiring) }
     /// Whether the connection was already closed when the work that let go of it went on:
     /// its deinit ran inside that work.
     var closedInsideTheWork: Bool { closedInside.load(ordering: .acquiring) }
+    /// Whether the connection was closed from inside libdbus's dispatch of a message (the
+    /// filter that called the handler, still on the stack, let go of it last), where libdbus
+    /// goes on using the connection after the close.
+    var closedInsideLibdbusDispatch: Bool { closedInDispatch.load(ordering: .acquiring) }
 
     /// Holds `connection`, noting when it closes.
     func hold(_ connection: BusConnection) async {
       _ = await connection.addStateObserver { state in
-        if state == .closed { self.closed.store(true, ordering: .releasing) }
+        guard state == .closed else { return }
+        // libdbus's exported dispatch function on the stack: the close runs inside it.
+        let inDispatch = Thread.callStackSymbols.contains {
+          $0.contains("dbus_connection_dispatch")
+        }
+        self.closedInDispatch.store(inDispatch, ordering: .releasing)
+        self.closed.store(true, ordering: .releasing)
       }
       self.connection.withLock { $0 = connection }
     }
@@ -74,6 +86,7 @@ struct ReleaseOnTheConnectionsThreadTests {
     try await waitUntilFreed { weakConnection == nil }
     #expect(holder.carriedOn)
     #expect(!holder.closedInsideTheWork)
+    #expect(!holder.closedInsideLibdbusDispatch)
     // The other connection and the bus are still fine.
     #expect(try await sender.busID().isEmpty == false)
     await sender.close()
@@ -104,6 +117,7 @@ struct ReleaseOnTheConnectionsThreadTests {
     try await waitUntilFreed { weakConnection == nil }
     #expect(holder.carriedOn)
     #expect(!holder.closedInsideTheWork)
+    #expect(!holder.closedInsideLibdbusDispatch)
     #expect(try await caller.busID().isEmpty == false)
     await caller.close()
   }

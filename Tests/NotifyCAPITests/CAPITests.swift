@@ -175,6 +175,9 @@ struct CAPITests {
     #expect(read.output.hasPrefix("9876543210\n"))
   }
 
+  /// In three threads at once, beside a thread posting in bursts: a call relies on no round
+  /// trip that another thread has under way (with one "posted since" flag, a thread could
+  /// take the flag another thread's fence had cleared: 2 of 6 runs failed).
   @Test func aCallThatWaitsNeverOvertakesTheProcesssOwnEarlierPost() async throws {
     let notifyd = try await Notifyd(bus: bus)
     _ = notifyd

@@ -1,3 +1,4 @@
+import NotifyCore
 import NotifyServerFiles
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// notifyd's table counts its names with a state as they change (for `Status`), through
 /// sets, restores, loads, posts and evictions.
 @Suite struct NameTableTests {
-  @Test func theCountOfNamesWithAStateFollowsEveryChange() {
+  @Test func theCountOfNamesWithAStateFollowsEveryChange() throws {
     var table = NameTable(capacity: 20)
     table.load([
       StateRecord(name: "a.loaded", state: 1, setTimeNanoseconds: 5),
@@ -27,12 +28,32 @@ import Testing
     #expect(older == false, "older than the table's")
     #expect(table.stateCount == 4)
     // Fill the table with posted names, then evict some to make room for new states.
-    for index in 0..<16 { table.recordPost(of: "e.posted\(index)", at: 10) }
+    for index in 0..<16 { table.recordPost(of: try NotifyName("e.posted\(index)"), at: 10) }
     #expect(table.count == 20)
-    let made = (0..<5).map { table.setState(1, of: "f.new\($0)", at: 11) }
+    let made = try (0..<5).map { table.setState(1, of: try NotifyName("f.new\($0)"), at: 11) }
     #expect(made == [true, true, true, true, true])
     #expect(table.evictions > 0)
     #expect(table.stateCount == 9)
     #expect(table.stateCount == table.entries.values.filter(\.hasState).count)
+  }
+
+  /// Two spellings of one text (NFC and NFD) are two names, as for notify(3) and every
+  /// receiver: neither's state or posts are the other's (a `String`-keyed table merged them).
+  @Test func canonicallyEquivalentSpellingsAreTwoNames() throws {
+    let composed = try NotifyName(String("x.caf\u{E9}"))
+    let decomposed = try NotifyName(String("x.cafe\u{301}"))
+    #expect(composed.rawValue == decomposed.rawValue, "String equality merges them")
+    var table = NameTable(capacity: 20)
+    let set = table.setState(7, of: composed, at: 1)
+    #expect(set)
+    table.recordPost(of: decomposed, at: 2)
+    #expect(table.state(of: composed) == 7)
+    #expect(table.state(of: decomposed) == 0)
+    #expect(table.count == 2)
+    let restored = table.restoreState(9, of: decomposed, setAt: 3)
+    #expect(restored == true)
+    #expect(table.state(of: composed) == 7)
+    #expect(table.entries[decomposed]?.postCount == 1)
+    #expect(table.stateRecords.count == 2)
   }
 }

@@ -9,7 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int harness_failures;
+/* Atomic: several threads of one program may fail at once. */
+static atomic_int harness_failures;
 
 #define EXPECT(condition, ...)                                   \
   do {                                                           \

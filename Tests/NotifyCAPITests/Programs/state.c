@@ -3,8 +3,9 @@
    from NOTIFYBUS_SERVER_VERSION_NAME; `state survive NAME GO` keeps a dispatch
    registration and a state across a notifyd restart (it prints "ready", waits for the
    file GO to exist, then expects a post to reach it and the state to be back);
-   `state fence NAME` checks that a call that waits never overtakes the process's own
-   earlier post, which goes out on another connection (Protocol/c-api.md). */
+   `state fence NAME` checks, in three threads at once, that a call that waits never
+   overtakes the process's own earlier post, which goes out on another connection
+   (Protocol/c-api.md). */
 #include <notify.h>
 #include <notify_private.h>
 #include <pthread.h>
@@ -16,8 +17,6 @@
 static atomic_int fired;
 static atomic_int stop_noise;
 
-/* Posts another name in bursts, so that the posting connection is busy and a post may
-   wait in its queue while the calling thread goes on. */
 /* The flood can make the bus refuse a call to notifyd for a moment ("failed", try again). */
 static uint32_t get_state_retrying(int token, uint64_t *value) {
   uint32_t status = NOTIFY_STATUS_FAILED;
@@ -27,11 +26,61 @@ static uint32_t get_state_retrying(int token, uint64_t *value) {
   return status;
 }
 
+/* Posts another name in bursts, so that the posting connection is busy and a post may
+   wait in its queue while the calling thread goes on. */
 static void *noise(void *name) {
+  int token;
+  if (notify_register_plain((const char *)name, &token) != NOTIFY_STATUS_OK) return NULL;
   while (!atomic_load(&stop_noise)) {
     for (int i = 0; i < 64; i++) notify_post((const char *)name);
-    usleep(500); /* bursts: a flood past the bus's limits would make it refuse calls */
+    /* A round trip after each burst bounds what the bus holds for notifyd however slow the
+       machine is: an unpaced flood piled up there (hundreds of MiB in dbus-daemon with six
+       of these programs at a load of 11) and delayed every call past its time-out. */
+    uint64_t value;
+    get_state_retrying(token, &value);
   }
+  notify_cancel(token);
+  return NULL;
+}
+
+/* One thread of `state fence`: posts of its own names, each followed by a call that
+   waits. The noise thread and the other threads post and wait meanwhile, so that the
+   posting connection is busy and another thread's fence may be under way. */
+#define FENCE_THREADS 3
+struct fence_thread {
+  pthread_t thread;
+  char name[128];
+};
+
+static void *fence_rounds(void *argument) {
+  const char *base = ((struct fence_thread *)argument)->name;
+  /* A post, then a state call: the post's delivery comes first, as on Darwin. */
+  int check, token, result = 0;
+  uint64_t value = 0;
+  EXPECT_STATUS(notify_register_check(base, &check), NOTIFY_STATUS_OK);
+  EXPECT_STATUS(notify_check(check, &result), NOTIFY_STATUS_OK);
+  for (int i = 0; i < 200 && harness_failures == 0; i++) {
+    EXPECT_STATUS(notify_post(base), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(get_state_retrying(check, &value), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_check(check, &result), NOTIFY_STATUS_OK);
+    EXPECT(result == 1, "%s round %d: the check after post and get_state is 0", base, i);
+  }
+  /* A post, then the first registration of its name: the new handler never sees it. */
+  dispatch_queue_t queue = dispatch_queue_create("fence", DISPATCH_QUEUE_SERIAL);
+  char name[160];
+  for (int i = 0; i < 200 && harness_failures == 0; i++) {
+    snprintf(name, sizeof name, "%s.%d", base, i);
+    EXPECT_STATUS(notify_post(name), NOTIFY_STATUS_OK);
+    EXPECT_STATUS(notify_register_dispatch(name, &token, queue, ^(int t) {
+                    (void)t;
+                    atomic_fetch_add(&fired, 1);
+                  }),
+                  NOTIFY_STATUS_OK);
+  }
+  /* Anything wrongly delivered has arrived once a later round trip is answered. */
+  EXPECT_STATUS(get_state_retrying(check, &value), NOTIFY_STATUS_OK);
+  harness_sleep_ms(100);
+  dispatch_sync(queue, ^{});
   return NULL;
 }
 
@@ -90,39 +139,19 @@ int main(int argc, char **argv) {
     return harness_finish("state survive");
   }
   if (strcmp(mode, "fence") == 0 && argc == 3) {
-    /* A post, then a state call: the post's delivery comes first, as on Darwin. */
-    int check, result = 0;
-    uint64_t value = 0;
     char noise_name[128];
     snprintf(noise_name, sizeof noise_name, "%s.noise", argv[2]);
     pthread_t noise_thread;
     pthread_create(&noise_thread, NULL, noise, noise_name);
-    EXPECT_STATUS(notify_register_check(argv[2], &check), NOTIFY_STATUS_OK);
-    EXPECT_STATUS(notify_check(check, &result), NOTIFY_STATUS_OK);
-    for (int i = 0; i < 300 && harness_failures == 0; i++) {
-      EXPECT_STATUS(notify_post(argv[2]), NOTIFY_STATUS_OK);
-      EXPECT_STATUS(get_state_retrying(check, &value), NOTIFY_STATUS_OK);
-      EXPECT_STATUS(notify_check(check, &result), NOTIFY_STATUS_OK);
-      EXPECT(result == 1, "round %d: the check after post and get_state is 0", i);
+    /* Every thread's calls that wait fence the posts of the process, the others' too. */
+    struct fence_thread threads[FENCE_THREADS];
+    for (int t = 0; t < FENCE_THREADS; t++) {
+      snprintf(threads[t].name, sizeof threads[t].name, "%s.%d", argv[2], t);
+      pthread_create(&threads[t].thread, NULL, fence_rounds, &threads[t]);
     }
-    /* A post, then the first registration of its name: the new handler never sees it. */
-    dispatch_queue_t queue = dispatch_queue_create("fence", DISPATCH_QUEUE_SERIAL);
-    char name[128];
-    for (int i = 0; i < 300 && harness_failures == 0; i++) {
-      snprintf(name, sizeof name, "%s.%d", argv[2], i);
-      EXPECT_STATUS(notify_post(name), NOTIFY_STATUS_OK);
-      EXPECT_STATUS(notify_register_dispatch(name, &token, queue, ^(int t) {
-                      (void)t;
-                      atomic_fetch_add(&fired, 1);
-                    }),
-                    NOTIFY_STATUS_OK);
-    }
+    for (int t = 0; t < FENCE_THREADS; t++) pthread_join(threads[t].thread, NULL);
     atomic_store(&stop_noise, 1);
     pthread_join(noise_thread, NULL);
-    /* Anything wrongly delivered has arrived once a later round trip is answered. */
-    EXPECT_STATUS(get_state_retrying(check, &value), NOTIFY_STATUS_OK);
-    harness_sleep_ms(100);
-    dispatch_sync(queue, ^{});
     EXPECT(atomic_load(&fired) == 0, "%d new handlers ran for posts made before them",
            atomic_load(&fired));
     return harness_finish("state fence");

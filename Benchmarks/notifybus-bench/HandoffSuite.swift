@@ -35,6 +35,18 @@ import Synchronization
 ///   exactly-once delivery or doorbell that other tools can ring.
 /// - **spool only, no doorbell**: `Spool.enqueue` of the encoded items then `Spool.drain`,
 ///   in the same thread (throughput only): what the doorbell and the codec add.
+///
+/// What the slowest shares waited on (`Benchmarks/profile-handoff`, 400 shares a run, machine
+/// loaded 6–10 by other builds, 2026-12-01/02). Before: share 0 waited for its segment to be
+/// taken (1 MiB of zeros flushed, renamed, `segments/` flushed: 9–12 ms traced), share 1 for
+/// the drain before it, which flushed the new cursor file and `segments/` and created
+/// `delivered.keys` with two flushes (16–44 ms); the quota listing (about twenty calls, a
+/// 64 KiB read of the segment) ran before the `pwrite` in 35–40 windows. After: no flush in
+/// any share's window but the flushes of `delivered.keys` beside the drain (not waited for);
+/// share 0 waits only for what is left of the segment its sender took when it was made, and
+/// is the only one that lists. The rest of the slowest 2% is the scheduler under that load:
+/// the bus daemon or the app's thread woken milliseconds late, which a quiet machine does
+/// not show.
 enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
 

@@ -57,13 +57,13 @@ extension Spool {
   /// File-system work that can wait runs on a Dispatch thread, never on the Swift
   /// concurrency pool: waiting for another consumer's drain lock, flushing
   /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
-  /// sweeping `tmp/`, flushing a cursor, removing a finished segment (and
-  /// searching it first), setting anything aside, and the first drain of this instance, or
-  /// one that finds `delivered.keys` replaced by another consumer (it reads the log whole).
-  /// A step that only lists the spool's directories, takes the free drain lock without
-  /// waiting, reads a segment's records and writes ids and cursors without a flush, creating
-  /// their files when missing (all served by the page cache) runs on the caller's executor, so a drain woken for one
-  /// share stored as a record reaches the handler without a thread switch.
+  /// sweeping `tmp/`, flushing a cursor, removing a finished segment (and searching it
+  /// first), setting anything aside, and the first drain of this instance, or one that finds
+  /// `delivered.keys` replaced by another consumer (it reads the log whole). A step that only
+  /// lists the spool's directories, takes the free drain lock without waiting, reads a
+  /// segment's records and writes ids and cursors without a flush, creating their files when
+  /// missing (all served by the page cache), runs on the caller's executor, so a drain woken
+  /// for one share stored as a record reaches the handler without a thread switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -342,8 +342,8 @@ extension Spool {
   /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
   ///
   /// - Parameter quick: Stop (``NextClaim/slow``) before anything that can wait: a flush or
-  ///   compaction of `delivered.keys`, a cursor to flush, a file entry (claimed,
-  ///   validated and removed as files), damaged bytes to copy aside, a segment to remove
+  ///   compaction of `delivered.keys`, a cursor to flush, a file entry (claimed, validated
+  ///   and removed as files), damaged bytes to copy aside, a segment to remove
   ///   (searched first) or set aside, when the listing has nothing else.
   func nextClaim(_ session: inout DrainSession, quick: Bool) throws(ContainerError) -> NextClaim {
     while true {

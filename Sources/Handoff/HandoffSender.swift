@@ -62,8 +62,8 @@ public final class HandoffSender: Sendable {
         "Cannot open the spool '\(spoolName)' of \(container.identifier): \(error.message)",
         cause: .container(error))
     }
-    // Taking a segment flushes: done now, on a Dispatch thread, the first share need not
-    // wait for it.
+    // Taking a segment flushes: it is done now, on a Dispatch thread, so that the first
+    // share need not wait for it.
     spool.prepareSegment()
   }
 

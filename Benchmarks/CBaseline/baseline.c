@@ -40,10 +40,10 @@ static void close_connection(DBusConnection *connection) {
   dbus_connection_unref(connection);
 }
 
-static DBusMessage *make_tick(uint64_t sequence) {
+// A tick carries `sent`, the time its post started (before the message is built).
+static DBusMessage *make_tick(uint64_t sequence, uint64_t sent) {
   DBusMessage *message = dbus_message_new_signal(BENCH_PATH, BENCH_INTERFACE, "Tick");
   const char *name = "bench";
-  uint64_t sent = (uint64_t)now_ns();
   dbus_message_append_args(message, DBUS_TYPE_STRING, &name, DBUS_TYPE_UINT64, &sequence,
                            DBUS_TYPE_UINT64, &sent, DBUS_TYPE_INVALID);
   return message;
@@ -134,10 +134,12 @@ static int run_latency(const char *address, int count, double *samples,
   if (!sender) return -1;
   int result = 0;
   for (int i = 0; i < count; i++) {
-    // The dispatch variant's clock starts before the message is built, as the Swift rows'
-    // clocks do (taken before post, which builds the message).
-    if (queue) r.last_sent = now_ns();
-    DBusMessage *message = make_tick((uint64_t)i);
+    // Both variants' clocks start before the message is built, as the Swift rows' clocks
+    // do (taken before post, which builds the message): the plain variant's started after
+    // dbus_message_new_signal, which so was left out of the baseline's latency.
+    int64_t sent = now_ns();
+    if (queue) r.last_sent = sent;
+    DBusMessage *message = make_tick((uint64_t)i, (uint64_t)sent);
     dbus_connection_send(sender, message, NULL);
     dbus_connection_flush(sender);
     dbus_message_unref(message);
@@ -176,7 +178,7 @@ double cbaseline_throughput(const char *address, int count) {
   if (!sender) return -1;
   int64_t start = now_ns();
   for (int i = 0; i < count; i++) {
-    DBusMessage *message = make_tick((uint64_t)i);
+    DBusMessage *message = make_tick((uint64_t)i, (uint64_t)now_ns());
     dbus_connection_send(sender, message, NULL);
     dbus_message_unref(message);
     if (dbus_connection_get_outgoing_size(sender) > 256 * 1024) dbus_connection_flush(sender);

@@ -29,6 +29,8 @@ enum Children {
           address: arguments[1], count: Int(arguments[2]) ?? 0,
           sameName: arguments.count == 4 && arguments[3] == "same",
           busOnly: arguments.count == 4 && arguments[3] == "bus")
+      case "post-latency" where arguments.count == 4:
+        try await NotifySuite.child(arguments)
       case "getstate-serve" where arguments.count == 3,
         "getstate-call" where arguments.count == 5:
         try await NotifydSuite.child(arguments)

@@ -14,10 +14,12 @@ enum DBusSuite: BenchmarkSuite {
 
   static let interface: InterfaceName = "org.notifybus.Bench"
 
-  static func tick(_ sequence: Int) -> Message {
+  /// A tick carrying `sent`, by default the time of the call: before the message is built,
+  /// as the C baseline's clock starts.
+  static func tick(_ sequence: Int, sent: Int = MonotonicClock.now) -> Message {
     .signal(
       path: "/org/notifybus/Bench", interface: interface, member: "Tick",
-      body: [.string("bench"), .uint64(UInt64(sequence)), .uint64(UInt64(MonotonicClock.now))])
+      body: [.string("bench"), .uint64(UInt64(sequence)), .uint64(UInt64(sent))])
   }
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {

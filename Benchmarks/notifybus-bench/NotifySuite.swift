@@ -242,6 +242,73 @@ enum NotifySuite: BenchmarkSuite {
     return last
   }
 
+  /// The latency rows' loop alone, for `Benchmarks/profile-notify`.
+  ///
+  /// `--child post-latency ADDRESS swift|queue|c|sd N`: NotifyBus with the handler on the
+  /// connection's thread or on a queue, C libdbus or C sd-bus, N posts one at a time,
+  /// started by a line on standard input once `ready` is printed so that a profiler can
+  /// attach first, and kept until standard input closes, so that it can detach before the
+  /// teardown. Prints `done <ns> <p50 µs>`
+  /// and the run's wakeups, involuntary switches and user and system CPU µs (`getrusage`:
+  /// every thread's, those that ended included).
+  static func child(_ arguments: [String]) async throws {
+    let address = try BusAddress(arguments[1])
+    let count = Int(arguments[3]) ?? 0
+    print("ready")
+    fflush(stdout)
+    _ = readLine()
+    let start = MonotonicClock.now
+    let before = ResourceUsage()
+    var samples = [Double](repeating: 0, count: count)
+    switch arguments[2] {
+    case "swift", "queue":
+      samples = try await latency(address, count: count, onQueue: arguments[2] == "queue")
+    case "c":
+      guard cbaseline_latency(address.rawValue, CInt(count), &samples) == 0 else {
+        throw DBusError(.failed, "the C latency baseline failed")
+      }
+    case "sd":
+      guard csdbus_latency(address.rawValue, CInt(count), &samples) == 0 else {
+        throw DBusError(.failed, "the C sd-bus latency baseline failed")
+      }
+    default:
+      throw DBusError(.invalidArgs, "post-latency runs swift, queue, c or sd")
+    }
+    let elapsed = MonotonicClock.now - start
+    let used = ResourceUsage() - before
+    print(
+      "done \(elapsed) \(Percentiles(samples)[0.5]) \(used.wakeups) \(used.preemptions) "
+        + "\(used.userMicroseconds) \(used.systemMicroseconds)")
+    fflush(stdout)
+    while readLine() != nil {}
+  }
+
+  /// The process's context switches and CPU time so far, every thread's.
+  struct ResourceUsage {
+    var wakeups = 0
+    var preemptions = 0
+    var userMicroseconds = 0
+    var systemMicroseconds = 0
+
+    init() {
+      var usage = rusage()
+      getrusage(RUSAGE_SELF.rawValue, &usage)
+      wakeups = usage.ru_nvcsw
+      preemptions = usage.ru_nivcsw
+      userMicroseconds = usage.ru_utime.tv_sec * 1_000_000 + usage.ru_utime.tv_usec
+      systemMicroseconds = usage.ru_stime.tv_sec * 1_000_000 + usage.ru_stime.tv_usec
+    }
+
+    static func - (a: Self, b: Self) -> Self {
+      var difference = a
+      difference.wakeups -= b.wakeups
+      difference.preemptions -= b.preemptions
+      difference.userMicroseconds -= b.userMicroseconds
+      difference.systemMicroseconds -= b.systemMicroseconds
+      return difference
+    }
+  }
+
   /// Wall time of `notify-post NAME` against `dbus-send` posting the same signal.
   static func cliCost(_ bus: PrivateBus, runs: Int) throws -> BenchmarkRow? {
     let notifyPost = Products.path("notify-post")

@@ -205,18 +205,28 @@ extension BusConnection {
   /// reuses once the handlers have let go of this one (see
   /// ``MessageCoding/decode(_:strings:body:)``); storage grown past a few arguments is
   /// let go.
+  ///
+  /// Written without closures over the connection's state: such a closure is isolated to
+  /// the connection, and one passed to the standard library (`Optional.map`, `contains`)
+  /// checks that it runs on the connection's executor each time it is called
+  /// (`swift_task_isCurrentExecutor`), a runtime call per signal.
   func deliverSignal(_ raw: OpaquePointer) {
-    let interface = dbus_message_get_interface(raw).map {
-      InterfaceName(unchecked: decodedStrings.string($0))
+    var interface: InterfaceName?
+    if let text = dbus_message_get_interface(raw) {
+      interface = InterfaceName(unchecked: decodedStrings.string(text))
     }
     // Not hashed when nothing subscribed by interface (a dictionary lookup hashes first).
-    let subscribed =
-      subscribersByInterface.isEmpty ? nil : interface.flatMap { subscribersByInterface[$0] }
-    let needsMessage =
-      subscribed != nil || !subscribersWithoutInterface.isEmpty
-      || interface.map { interface in
-        ruleSets.contains { $0.deliver != nil && $0.contains(interface) }
-      } ?? false
+    var subscribed: InlineList<UInt64>?
+    if let interface, !subscribersByInterface.isEmpty {
+      subscribed = subscribersByInterface[interface]
+    }
+    var needsMessage = subscribed != nil || !subscribersWithoutInterface.isEmpty
+    if !needsMessage, let interface {
+      for set in ruleSets where set.deliver != nil && set.contains(interface) {
+        needsMessage = true
+        break
+      }
+    }
     guard needsMessage else {
       if let interface { deliverToRuleSets(raw, interface: interface, message: nil) }
       return
@@ -264,10 +274,12 @@ extension BusConnection {
         // The handler runs user code (Notify's connection-thread handlers): the cache is
         // lent to it out of the actor's property, so that no exclusive access to that
         // property spans code that might come back to the connection.
+        // The signal carries the interface already read: the handler need not look it up
+        // in the cache again.
         var strings = StringCache(capacity: 0)
         swap(&strings, &decodedStrings)
         withUnsafeMutablePointer(to: &strings) {
-          deliverInPlace(ReceivedSignal(raw: raw, strings: $0))
+          deliverInPlace(ReceivedSignal(raw: raw, interface: interface, strings: $0))
         }
         swap(&strings, &decodedStrings)
       } else if let deliver = set.deliver, let message, set.template.matches(message) {
@@ -688,19 +700,20 @@ public struct ReceivedSignal: ~Copyable {
   private let raw: OpaquePointer
   private let strings: UnsafeMutablePointer<StringCache>
 
-  init(raw: OpaquePointer, strings: UnsafeMutablePointer<StringCache>) {
+  /// The interface of the signal.
+  ///
+  /// Read once by the connection, which routes by it.
+  public let interface: InterfaceName?
+
+  init(raw: OpaquePointer, interface: InterfaceName?, strings: UnsafeMutablePointer<StringCache>) {
     self.raw = raw
+    self.interface = interface
     self.strings = strings
   }
 
   /// The unique name of the sending connection, filled in by the bus.
   public var sender: BusName? {
     dbus_message_get_sender(raw).map { BusName(unchecked: strings.pointee.string($0)) }
-  }
-
-  /// The interface of the signal.
-  public var interface: InterfaceName? {
-    dbus_message_get_interface(raw).map { InterfaceName(unchecked: strings.pointee.string($0)) }
   }
 
   /// The object the signal is from.

@@ -585,7 +585,7 @@ extension Spool {
       do throws(ContainerError) {
         try self.deliveredFlush.sync(flush.file)
         // The log was created since the last flush: its name too.
-        try flush.directory?.sync()
+        try self.deliveredFlush.sync(directory: flush.directory)
       } catch {
         self.delivered.withLock { $0.flushFailed(error) }
         throw error

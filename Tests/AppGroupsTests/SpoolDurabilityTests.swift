@@ -161,6 +161,68 @@ struct SpoolDurabilityTests {
     #expect(try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").isEmpty)
   }
 
+  /// A consumer that reads a `delivered.keys` another created `fsync`s the spool's
+  /// directory with its first flush before any id counts as flushed
+  /// (`Protocol/container.md` §5): the creator creates it without a flush and may exit
+  /// before the flush that covers its name (here: dropped with 3 ids waiting).
+  @Test func aConsumerFlushesTheNameOfADeliveredKeysAnotherCreatedWithItsFirstFlush() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    for index in 0..<3 { try producer.enqueue(payload: [0], id: "first-\(index)") }
+    do {
+      let first = try Spool(container: container)
+      #expect(try first.drain { _ in }.delivered == 3)
+      #expect(first.delivered.withLock { $0.unflushedKeys == 3 && $0.nameMayBeUnflushed })
+    }
+    let second = try Spool(container: container)
+    let directorySyncs = Mutex(0)
+    second.deliveredFlush.directoryFault.withLock {
+      $0 = { () throws(ContainerError) in directorySyncs.withLock { $0 += 1 } }
+    }
+    try producer.enqueue(payload: [1], id: "second-0")
+    #expect(try second.drain { _ in }.delivered == 1)
+    #expect(second.delivered.withLock { $0.unflushedKeys == 4 && $0.nameMayBeUnflushed })
+    // The 32nd id waiting starts the flush beside the drain: file, then directory.
+    let rest = Spool.settleBatch / 2 - 4
+    for index in 1...rest { try producer.enqueue(payload: [1], id: "second-\(index)") }
+    #expect(try second.drain { _ in }.delivered == rest)
+    second.deliveredFlush.wait()
+    #expect(directorySyncs.withLock { $0 } == 1)
+    #expect(second.delivered.withLock { $0.unflushedKeys == 0 && !$0.nameMayBeUnflushed })
+  }
+
+  /// A failed `fsync` of the directory in the drain's own flush of `delivered.keys` poisons
+  /// the log like a failed `fdatasync`: the directory's descriptor reports the error once,
+  /// so a retry's 0 proves nothing, and the file handed over is not removed on its strength.
+  @Test func aFailedDirectoryFlushOfDeliveredKeysFailsEveryLaterFlush() throws {
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    let consumer = try Spool(container: temporary.container())
+    let injected = ContainerError.syscall(
+      "fsync", errno: EIO, path: consumer.path, doing: "flush the directory")
+    consumer.delivered.withLock {
+      $0.directoryFault = { () throws(ContainerError) in throw injected }
+    }
+    // A file entry: the drain flushes the log (and the name of the log it creates) before
+    // it removes the file.
+    try producer.enqueue(payload: [0], attachments: [.data(Data([1]), name: "x")], id: "file")
+    var handed: [String] = []
+    let first = #expect(throws: ContainerError.self) {
+      try consumer.drain { handed.append($0.id) }
+    }
+    #expect(first?.message == injected.message)
+    // The disk answers again, but the next file handed over is not removed either.
+    consumer.delivered.withLock { $0.directoryFault = nil }
+    try producer.enqueue(payload: [1], attachments: [.data(Data([2]), name: "y")], id: "next")
+    let later = #expect(throws: ContainerError.self) {
+      try consumer.drain { handed.append($0.id) }
+    }
+    #expect(later?.message.contains("may not be on disk") ?? false, "\(later?.message ?? "")")
+    #expect(handed == ["file", "next"])
+    #expect(try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").count == 1)
+  }
+
   /// A drain that removes files waits for a flush beside the drain that is running, and
   /// throws its failure instead of removing them.
   @Test(.timeLimit(.minutes(1)))

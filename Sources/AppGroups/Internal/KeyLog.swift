@@ -50,12 +50,18 @@ struct KeyLog: ~Copyable {
   private var poison: ContainerError?
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
-  /// How many times an append created the file, and how many of those names an `fsync` of
-  /// the directory flushed: an append creates it without a flush, and the flush that covers
-  /// its keys flushes the name too before they count as flushed.
+  /// How many times an append created the file (or this instance read a file another
+  /// created, which may have exited before its flush of the name), and how many of those
+  /// names an `fsync` of the directory flushed: an append creates it without a flush, and
+  /// the flush that covers its keys flushes the name too before they count as flushed.
   private var creations: UInt64 = 0
   private var namesFlushed: UInt64 = 0
   private var nameUnflushed: Bool { creations > namesFlushed }
+  /// Whether the file's name may not be on stable storage yet (for tests).
+  var nameMayBeUnflushed: Bool { nameUnflushed }
+  /// For tests: runs before each `fsync` of the directory that flushes the file's name;
+  /// what it throws is that `fsync`'s failure.
+  var directoryFault: (@Sendable () throws(ContainerError) -> Void)?
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }
@@ -145,6 +151,10 @@ struct KeyLog: ~Copyable {
         throw .corrupt(path, error.reason)
       }
       parseFrom = KeyLogFormat.headerSize
+      // Another writer (another process, or another instance) created this file, and may
+      // have exited before the flush that covers its name: this instance's next flush
+      // `fsync`s the directory too before any key counts as flushed (§5).
+      creations &+= 1
     }
     let parsed = KeyLogFormat.parseRecords(bytes, from: parseFrom)
     for key in parsed.keys where members.insert(key).inserted { keys.append(key) }
@@ -244,11 +254,19 @@ struct KeyLog: ~Copyable {
     flushedThrough = counted
   }
 
-  /// `fsync`s the directory when an append created the file without a flush.
+  /// `fsync`s the directory when an append created the file without a flush (or another
+  /// writer did), poisoning the log when that fails: the directory's descriptor reports a
+  /// writeback error once, so a retry's 0 proves nothing either (``flushFailed(_:)``).
   private mutating func flushName() throws(ContainerError) {
     guard nameUnflushed else { return }
     let names = creations
-    try directory.sync()
+    do {
+      if let directoryFault { try directoryFault() }
+      try directory.sync()
+    } catch {
+      flushFailed(error)
+      throw error
+    }
     namesFlushed = names
   }
 

@@ -98,7 +98,9 @@ final class SegmentProgress: @unchecked Sendable {
   /// or a cursor file it loses (read as the first record), only makes the next drain drop
   /// those records as duplicates; the flush before `delivered.keys` forgets ids makes every
   /// cursor durable first (`Protocol/container.md` §4.6). It is flushed when it has passed
-  /// half the ids `delivered.keys` keeps, which bounds how far a crash sets it back.
+  /// half the ids `delivered.keys` keeps, which bounds how far a crash sets it back once the
+  /// file's name is durable (at the latest after the next compaction's barrier: before, a
+  /// crash may lose the file, and the segment is re-read from its first record).
   func advance(
     name: String, in segments: borrowing Directory, flushEvery: Int
   ) throws(ContainerError) {

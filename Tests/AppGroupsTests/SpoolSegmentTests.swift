@@ -598,6 +598,44 @@ struct SpoolSegmentTests {
     #expect(seen == (0..<12).map { "big\($0)" })
   }
 
+  /// A failure to take the next segment ahead of need is not retried by every append after
+  /// it (each attempt writes and flushes up to a segment of zeros): the enqueue that needs
+  /// the segment takes it at need all the same, and reports the failure.
+  @Test func aFailedSegmentTakenAheadIsNotRetriedPerAppendAndTheEnqueueThatNeedsItFails()
+    throws
+  {
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    let payload = [UInt8](repeating: 1, count: 200 << 10)
+    try producer.enqueue(payload: payload, id: "big0")
+    producer.segmentWriter.waitForPreparation()
+    let injected = ContainerError(
+      code: .ioFailure, path: producer.path + "/tmp", message: "injected: no space in tmp/")
+    let attempts = Mutex(0)
+    producer.segmentWriter.createFault.withLock {
+      $0 = { () throws(ContainerError) in
+        attempts.withLock { $0 += 1 }
+        throw injected
+      }
+    }
+    // Five such records fill a segment: the fourth and the fifth pass three quarters.
+    for index in 1..<5 {
+      try producer.enqueue(payload: payload, id: "big\(index)")
+      producer.segmentWriter.waitForPreparation()
+    }
+    #expect(attempts.withLock { $0 } == 1, "one attempt ahead of need")
+    let error = #expect(throws: ContainerError.self) {
+      try producer.enqueue(payload: payload, id: "big5")
+    }
+    #expect(error?.message == injected.message)
+    #expect(attempts.withLock { $0 } == 2, "and one at need")
+    producer.segmentWriter.createFault.withLock { $0 = nil }
+    try producer.enqueue(payload: payload, id: "big5")
+    var seen: [String] = []
+    try Spool(container: temporary.container()).drain { seen.append($0.id) }
+    #expect(seen == (0..<6).map { "big\($0)" })
+  }
+
   /// A drain whose `delivered.keys` another consumer replaced does not begin quickly.
   ///
   /// Bringing the log up to date then flushes the ids this consumer wrote and reads the new

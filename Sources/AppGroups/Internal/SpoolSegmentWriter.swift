@@ -34,8 +34,9 @@ final class OpenSegment: Sendable {
 }
 
 /// The producer side of the segments (`Protocol/container.md` §4.4): one segment per
-/// producer process at a time, records appended with one `pwrite` each, in order, and one
-/// `fdatasync` per append or per group of concurrent appends.
+/// producer process appended to at a time (and at most one more held, taken ahead of need),
+/// records appended with one `pwrite` each, in order, and one `fdatasync` per append or per
+/// group of concurrent appends.
 ///
 /// The next segment is taken ahead of need, on a Dispatch thread, once the current one is
 /// three quarters full (and when asked, ``prepareAhead()``): taking one flushes (the zeros
@@ -50,6 +51,12 @@ final class SpoolSegmentWriter: Sendable {
   static var spareRoom: Int {
     SpoolSegmentFormat.frameHeaderSize + SpoolSegmentFormat.maximumSegmentEntry
   }
+  /// How long after a failure to take a segment ahead of need no other attempt is made
+  /// ahead of need (each writes and flushes up to a segment of zeros).
+  static var preparationRetryDelay: UInt64 { 5_000_000_000 }
+  /// For tests: runs before each segment is created; what it throws is the creation's
+  /// failure.
+  let createFault = Mutex<(@Sendable () throws(ContainerError) -> Void)?>(nil)
 
   private let segments: Directory
   private let temporary: Directory
@@ -61,8 +68,22 @@ final class SpoolSegmentWriter: Sendable {
     var poisoned: Set<String> = []
     /// The segment taken ahead of need, and where its first record goes.
     var spare: (segment: OpenSegment, end: Int64)?
-    /// A Dispatch thread was asked to take ``spare``.
-    var prepareRequested = false
+    /// The process that asked a Dispatch thread to take ``spare``: a child made by `fork`
+    /// has no such thread, so another process's request counts as none.
+    var prepareRequested: pid_t?
+    /// When taking a spare ahead of need last failed, and in which process.
+    ///
+    /// The time is `DispatchTime` uptime nanoseconds. No new attempt ahead of need is made
+    /// for ``preparationRetryDelay``; the enqueue that needs the segment takes it at need all
+    /// the same, and reports its failure.
+    var preparationFailed: (process: pid_t, at: UInt64)?
+
+    /// Whether this process may start taking a spare ahead of need now.
+    func mayPrepareAhead(process: pid_t, now: UInt64) -> Bool {
+      guard spare == nil, prepareRequested != process else { return false }
+      guard let failed = preparationFailed, failed.process == process else { return true }
+      return now < failed.at || now - failed.at >= SpoolSegmentWriter.preparationRetryDelay
+    }
   }
   private let state = Mutex(State())
   /// Serializes taking a spare: one thread of this process takes it, the others wait for it.
@@ -137,9 +158,9 @@ final class SpoolSegmentWriter: Sendable {
         }
         state.end += Int64(frame.count)
         let prepare =
-          state.spare == nil && !state.prepareRequested
-          && segment.capacity - state.end < Self.prepareAheadRoom
-        if prepare { state.prepareRequested = true }
+          segment.capacity - state.end < Self.prepareAheadRoom
+          && state.mayPrepareAhead(process: process, now: DispatchTime.now().uptimeNanoseconds)
+        if prepare { state.prepareRequested = process }
         return (segment, prepare)
       }
       if let written {
@@ -154,24 +175,38 @@ final class SpoolSegmentWriter: Sendable {
   /// Starts taking the next segment on a Dispatch thread, unless one is ready or being taken.
   func prepareAhead() {
     let start = state.withLock { state in
-      guard state.spare == nil, !state.prepareRequested else { return false }
-      state.prepareRequested = true
+      let process = getpid()
+      guard state.mayPrepareAhead(process: process, now: DispatchTime.now().uptimeNanoseconds)
+      else { return false }
+      state.prepareRequested = process
       return true
     }
     if start { startPreparing() }
   }
 
   private func startPreparing() {
+    let process = getpid()
     DispatchQueue.global(qos: .utility).async {
-      // A failure here is met again, and reported, by the enqueue that needs the segment.
-      try? self.prepare(room: Self.spareRoom)
-      self.state.withLock { $0.prepareRequested = false }
+      // A failure here is met again, and reported, by the enqueue that needs the segment;
+      // until then (or for a while) no other attempt is made ahead of need.
+      let failed: Bool
+      do {
+        try self.prepare(room: Self.spareRoom)
+        failed = false
+      } catch {
+        failed = true
+      }
+      let now = DispatchTime.now().uptimeNanoseconds
+      self.state.withLock { state in
+        if state.prepareRequested == process { state.prepareRequested = nil }
+        if failed { state.preparationFailed = (process, now) }
+      }
     }
   }
 
   /// Waits until no thread of this process is taking a segment ahead of need (for tests).
   func waitForPreparation() {
-    while state.withLock({ $0.prepareRequested }) { usleep(1000) }
+    while state.withLock({ $0.prepareRequested == getpid() }) { usleep(1000) }
     preparation.waitUntilIdle()
   }
 
@@ -189,8 +224,12 @@ final class SpoolSegmentWriter: Sendable {
     defer { preparation.end() }
     let poisoned = state.withLock { $0.poisoned }
     let (segment, end) = try adoptOrCreate(room: room, skipping: poisoned)
-    // A spare too small for `room` is let go (unlocked): a later producer may adopt it.
-    state.withLock { $0.spare = (segment, end) }
+    // A spare too small for `room` is let go (unlocked): a later producer may adopt it. So
+    // is one poisoned while it was taken (its last holder let it go after a failed commit).
+    state.withLock {
+      if !$0.poisoned.contains(segment.name) { $0.spare = (segment, end) }
+      $0.preparationFailed = nil
+    }
   }
 
   /// Flushes the records written to `segment` (one `fdatasync` perhaps shared with other
@@ -270,6 +309,7 @@ final class SpoolSegmentWriter: Sendable {
     let name =
       String(repeating: "0", count: max(0, 16 - digits.count)) + digits
       + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).seg"
+    if let fault = createFault.withLock({ $0 }) { try fault() }
     let file = try temporary.openFile(name, flags: O_RDWR, create: true, exclusive: true)
     do throws(ContainerError) {
       var bytes = SpoolSegmentFormat.header()

@@ -93,6 +93,7 @@ extension Spool {
         return (session, wanted ? try self.nextClaim(&session, quick: false) : .end)
       }
     }
+    defer { session.end() }
     do {
       while true {
         if case .slow = next {
@@ -205,13 +206,22 @@ final class DrainSession: @unchecked Sendable {
   }
 
   /// Hands what this drain knows of the segments, and `drain.lock` unlocked, to the spool's
-  /// next drain.
-  deinit {
+  /// next drain; once.
+  ///
+  /// The drain calls it before it returns or throws: a step run on a Dispatch thread
+  /// (``runBlocking(_:)``) releases the session it captured only after the drain resumed,
+  /// and the lock must be free when the drain returns.
+  func end() {
+    guard !ended else { return }
+    ended = true
     let segments = self.segments
     spool.segmentProgress.withLock { $0 = segments }
     lock?.unlock()
     spool.idleDrainLock.withLock { $0 = lock.take() }
   }
+  private var ended = false
+
+  deinit { end() }
 }
 
 /// An entry claimed, validated and ready for the handler.

@@ -689,6 +689,30 @@ struct SpoolSegmentTests {
     #expect(try first.beginQuickly(wait: false) != nil, "read again: quick again")
   }
 
+  /// An asynchronous drain has let `drain.lock` go when it returns, even when its last step
+  /// ran on a Dispatch thread, which releases what that step captured (the drain's state,
+  /// which holds the lock) only after the drain resumed: a drain right after it, of this
+  /// consumer or another, is not `busy`.
+  @Test func anAsynchronousDrainHasLetTheDrainLockGoWhenItReturns() async throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    let consumer = try Spool(container: container)
+    var busy = 0
+    for index in 0..<50 {
+      // A file entry: completing it is a step that may wait, on a Dispatch thread.
+      try producer.enqueue(
+        payload: [1], attachments: [.data(Data([1]), name: "x")], id: "f\(index)")
+      #expect(try await consumer.drain { _ async in }.delivered == 1)
+      do {
+        try consumer.drain(waitForOtherConsumers: false) { _ in }
+      } catch let error as ContainerError where error.code == .busy {
+        busy += 1
+      }
+    }
+    #expect(busy == 0, "\(busy) of 50 drains found the lock still held")
+  }
+
   /// A record that no longer reads back valid when a quick step claims it (changed after it
   /// was listed) is left, with its copy to `corrupt/`, to a step that may wait.
   @Test func aQuickStepLeavesARecordThatNoLongerReadsBackValidToAStepThatMayWait() throws {

@@ -32,6 +32,17 @@ import SystemSupport
 /// writes libmosquitto's wake byte first (9.0 → 8.1 system calls). The C hop has four
 /// handoffs and two libmosquitto clients' work; the bridge's hop minus a local post still
 /// carries one more dbus-daemon pass and the two notifyds' work.
+///
+/// 2026-12-01 night, machine under load 4–9: neither notifyd hops between threads (A's
+/// D-Bus thread reads the post and writes the PUBLISH; B's connection thread reads it and
+/// sends the post), and each one's read→write work is about one dbus-daemon routing pass
+/// (`--timeline`, three interleaved runs, as a ratio to the unchanged dbus-daemon and
+/// mosquitto routing medians of the same run: A 1.20, 1.17, 1.04; B 1.19, 1.09, 1.04 before
+/// the topic memo, the duplicate filter in place and the cached interface; B 1.02, 0.99,
+/// 0.92 after; mallocs per post on B's connection thread 26.0/23.7 → 18.1/18.5, on A's
+/// D-Bus thread 25.9/24.6 → 23.0/22.4). The target leaves 0.3 C hops for all the bridge
+/// adds to the C hop: one dbus-daemon pass (wakeup and routing) and two read→write steps,
+/// against the C hop's two in-process wakeups and its clients' libmosquitto calls.
 enum BridgeSuite: BenchmarkSuite {
   static let name = "bridge"
   static let hopName: NotifyName = "bench.bridge.hop"

@@ -14,6 +14,12 @@ final class BrokerLink: Sendable {
   private let state: Mutex<LinkState>
   private let client: Mutex<MosquittoClient?> = Mutex(nil)
   private let owner = Mutex(Owner())
+  /// The topic of the name published last, and the name of the topic received last.
+  ///
+  /// A repeat is mapped by a comparison. Two locks, since notifyd's D-Bus thread
+  /// publishes while the connection thread reads.
+  private let sentTopics: Mutex<RecentTopics>
+  private let receivedTopics: Mutex<RecentTopics>
 
   /// The bridge, held weakly: the bridge holds its links.
   private struct Owner {
@@ -75,6 +81,8 @@ final class BrokerLink: Sendable {
   {
     self.configuration = configuration
     self.host = host
+    sentTopics = Mutex(RecentTopics(configuration.topics))
+    receivedTopics = Mutex(RecentTopics(configuration.topics))
     state = Mutex(
       LinkState(
         statistics: BridgeStatistics(broker: configuration.broker.description),
@@ -146,7 +154,7 @@ final class BrokerLink: Sendable {
   }
 
   private func publish(_ message: BridgeMessage, with client: MosquittoClient) -> Bool {
-    let topic = configuration.topics.topic(of: message.name, kind: message.kind)
+    let topic = sentTopics.withLock { $0.topic(of: message.name, kind: message.kind) }
     switch client.publish(
       topic: topic, payload: message.payload, retain: message.kind == .state,
       userProperties: message.userProperties)
@@ -339,8 +347,11 @@ final class BrokerLink: Sendable {
   {
     let message: BridgeMessage
     do throws(BridgeError) {
+      let (kind, name) = try receivedTopics.withLock { topics throws(BridgeError) in
+        try topics.parse(topic)
+      }
       message = try BridgeMessage.decode(
-        topic: topic, payload: payload, userProperties: properties, map: configuration.topics)
+        kind: kind, name: name, payload: payload, userProperties: properties)
       guard configuration.scope.contains(message.name) else {
         throw BridgeError(.badTopic, "'\(message.name)' is outside the bridged namespaces")
       }

@@ -634,24 +634,36 @@ final class MosquittoClient: @unchecked Sendable {
     if let bytes = message.payload, message.payloadlen > 0 {
       payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
     }
+    // Only the bridge's own properties are kept (``BridgeMessage`` reads no other), their
+    // names as the constants: no string made for a name.
     var pairs: [(String, String)] = []
     var property = properties
     var skipFirst = false
-    while true {
+    for _ in 0..<65 {
       var name: UnsafeMutablePointer<CChar>?
       var value: UnsafeMutablePointer<CChar>?
       guard
         let found = mosquitto_property_read_string_pair(
           property, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, skipFirst)
       else { break }
-      if let name, let value { pairs.append((String(cString: name), String(cString: value))) }
+      if let name, let value {
+        if Self.isNamed(name, BridgeMessage.originProperty) {
+          pairs.append((BridgeMessage.originProperty, String(cString: value)))
+        } else if Self.isNamed(name, BridgeMessage.sequenceProperty) {
+          pairs.append((BridgeMessage.sequenceProperty, String(cString: value)))
+        }
+      }
       free(name)
       free(value)
       property = found
       skipFirst = true
-      if pairs.count > 64 { break }
     }
     pending.append(.message(topic: topic, payload: payload, userProperties: pairs))
+  }
+
+  /// Whether the C string `name` is `expected` (a constant: its C form is its own storage).
+  private static func isNamed(_ name: UnsafePointer<CChar>, _ expected: String) -> Bool {
+    expected.withCString { strcmp(name, $0) == 0 }
   }
 
   // MARK: - Sending

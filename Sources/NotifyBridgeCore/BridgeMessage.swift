@@ -133,6 +133,17 @@ public struct BridgeMessage: Hashable, Sendable {
     userProperties: [(String, String)], map: TopicMap
   ) throws(BridgeError) -> BridgeMessage {
     let (kind, name) = try map.parse(topic)
+    return try decode(kind: kind, name: name, payload: payload, userProperties: userProperties)
+  }
+
+  /// Reads a publish whose topic is read already (``TopicMap/parse(_:)``, or
+  /// ``RecentTopics/parse(_:)``): its kind and name.
+  ///
+  /// - Throws: ``BridgeError`` with code `badPayload`, `tooLarge` or `unknownVersion`.
+  public static func decode(
+    kind: TopicMap.Kind, name: NotifyName, payload: some Collection<UInt8>,
+    userProperties: [(String, String)]
+  ) throws(BridgeError) -> BridgeMessage {
     guard payload.count <= maximumPayload else {
       throw BridgeError(
         .tooLarge,

@@ -31,31 +31,38 @@ package struct DuplicateFilter {
   }
 
   /// Records a stamp and says whether its post is new.
+  ///
+  /// The origin is looked up once and its window updated in place: a post from a known
+  /// origin allocates nothing.
   package mutating func admit(_ stamp: BridgeStamp) -> Verdict {
     clock += 1
-    let words = Int(Self.window / 64)
-    guard var track = tracks[stamp.origin] else {
+    guard let index = tracks.index(forKey: stamp.origin) else {
       if tracks.count >= Self.maximumOrigins,
         let oldest = tracks.min(by: { $0.value.lastUse < $1.value.lastUse })
       {
         tracks[oldest.key] = nil
       }
-      var seen = [UInt64](repeating: 0, count: words)
+      var seen = [UInt64](repeating: 0, count: Int(Self.window / 64))
       seen[0] = 1
       tracks[stamp.origin] = Track(highest: stamp.sequence, seen: seen, lastUse: clock)
       return .new
     }
-    track.lastUse = clock
-    defer { tracks[stamp.origin] = track }
-    if stamp.sequence > track.highest {
-      let shift = stamp.sequence - track.highest
-      track.seen = Self.shifted(track.seen, by: shift)
+    let now = clock
+    return Self.admit(stamp.sequence, into: &tracks.values[index], at: now)
+  }
+
+  private static func admit(_ sequence: UInt64, into track: inout Track, at now: UInt64)
+    -> Verdict
+  {
+    track.lastUse = now
+    if sequence > track.highest {
+      shift(&track.seen, by: sequence - track.highest)
       track.seen[0] |= 1
-      track.highest = stamp.sequence
+      track.highest = sequence
       return .new
     }
-    let offset = track.highest - stamp.sequence
-    guard offset < Self.window else { return .late }
+    let offset = track.highest - sequence
+    guard offset < window else { return .late }
     let word = Int(offset / 64)
     let bit = UInt64(1) << (offset % 64)
     if track.seen[word] & bit != 0 { return .duplicate }
@@ -72,19 +79,25 @@ package struct DuplicateFilter {
     tracks[stamp.origin]!.seen[Int(offset / 64)] &= ~(UInt64(1) << (offset % 64))
   }
 
-  /// The window moved `shift` numbers up: bit i becomes bit i + shift.
-  private static func shifted(_ seen: [UInt64], by shift: UInt64) -> [UInt64] {
-    var result = [UInt64](repeating: 0, count: seen.count)
-    guard shift < window else { return result }
+  /// The window moved `shift` numbers up: bit i becomes bit i + shift, in place.
+  private static func shift(_ seen: inout [UInt64], by shift: UInt64) {
+    guard shift < window else {
+      for index in seen.indices { seen[index] = 0 }
+      return
+    }
     let wordShift = Int(shift / 64)
     let bitShift = shift % 64
-    for index in stride(from: seen.count - 1, through: wordShift, by: -1) {
+    // From the top down, so each word is read before it is overwritten.
+    for index in stride(from: seen.count - 1, through: 0, by: -1) {
+      guard index >= wordShift else {
+        seen[index] = 0
+        continue
+      }
       var value = seen[index - wordShift] << bitShift
       if bitShift > 0 && index - wordShift - 1 >= 0 {
         value |= seen[index - wordShift - 1] >> (64 - bitShift)
       }
-      result[index] = value
+      seen[index] = value
     }
-    return result
   }
 }

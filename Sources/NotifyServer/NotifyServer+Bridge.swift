@@ -130,14 +130,17 @@ extension NotifyServer {
   /// so receivers see no gap in the name's count (which would make them deliver every
   /// name once).
   func postFromBridge(_ name: NotifyName, _ sending: (UInt64) -> Void) -> Bool {
-    let (sequence, nameSequence) = state.withLock { state in
+    // The name's interface is kept beside its count: not built again for every post.
+    let (sequence, nameSequence, interface) = state.withLock { state in
       state.postSequence += 1
-      return (state.postSequence, state.postCounts.next(for: name))
+      let (nameSequence, interface) = state.postCounts.nextPost(of: name)
+      return (state.postSequence, nameSequence, interface)
     }
     sending(sequence)
     do {
       try connection.sendIfConnected(
-        NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
+        NotifyWire.signal(
+          for: name, sequence: sequence, nameSequence: nameSequence, interface: interface))
       return true
     } catch {
       state.withLock { state in

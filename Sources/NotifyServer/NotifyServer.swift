@@ -193,17 +193,21 @@ public final class NotifyServer: Sendable {
   // MARK: - Watching the bus
 
   /// Counts a `Posted` signal seen on the bus.
+  ///
+  /// A bridged name is handed to the bridge first, which writes its PUBLISH on this
+  /// thread: the hop to the broker waits for nothing the table needs. The table records
+  /// when the post was read, and may show it a moment after the bridge forwarded it.
   func observePost(_ message: Message) {
     guard let name = NotifyWire.postedName(in: message) else {
       state.withLock { $0.statistics.malformedSignals += 1 }
       return
     }
     let now = Self.realtimeNanoseconds()
+    bridgePost(name, message)
     state.withLock {
       $0.table.recordPost(of: name, at: now)
       $0.statistics.postsSeen += 1
     }
-    bridgePost(name, message)
   }
 
   /// Forgets the cached identity of a connection that left the bus.

@@ -210,6 +210,46 @@ struct DuplicateFilterTests {
   }
 }
 
+extension DuplicateFilterTests {
+  /// Against the plain definition (a set of every number seen and the highest): random
+  /// steps forward of every size (within a word, across words, past the window), repeats
+  /// and late numbers, for two origins at once.
+  @Test func verdictsMatchTheSetOfEverythingSeen() {
+    var filter = DuplicateFilter()
+    var generator = SystemRandomNumberGenerator()
+    var seen: [BridgeOrigin: (highest: UInt64, numbers: Set<UInt64>)] = [:]
+    for step in 0..<20_000 {
+      let origin = Bool.random(using: &generator) ? one : two
+      let highest = seen[origin]?.highest ?? 0
+      let sequence: UInt64
+      switch UInt64.random(in: 0..<10, using: &generator) {
+      case 0: sequence = highest + UInt64.random(in: 1...3000, using: &generator)
+      case 1...4: sequence = highest + UInt64.random(in: 1...130, using: &generator)
+      default:
+        let back = UInt64.random(in: 0...1100, using: &generator)
+        sequence = highest > back ? highest - back : 1
+      }
+      let expected: DuplicateFilter.Verdict
+      if let known = seen[origin] {
+        if sequence > known.highest {
+          expected = .new
+        } else if known.highest - sequence >= DuplicateFilter.window {
+          expected = .late
+        } else {
+          expected = known.numbers.contains(sequence) ? .duplicate : .new
+        }
+      } else {
+        expected = .new
+      }
+      let verdict = filter.admit(BridgeStamp(origin: origin, sequence: sequence))
+      #expect(verdict == expected, "step \(step): \(sequence) after \(highest)")
+      if verdict != expected { return }
+      seen[origin, default: (0, [])].numbers.insert(sequence)
+      seen[origin]!.highest = max(seen[origin]!.highest, sequence)
+    }
+  }
+}
+
 struct OutageQueueTests {
   @Test func theQueueCoalescesByNameAndIsBounded() {
     var queue = OutageQueue(limit: 2)

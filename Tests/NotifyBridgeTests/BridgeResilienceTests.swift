@@ -205,6 +205,15 @@ struct BridgeResilienceTests {
         "-t", "notifybus/post/group/example/x", "-n", "-D", "publish", "user-property",
         "notifybus-origin", "not-hex",
       ],
+      // The origin twice (among properties of other names): each of the bridge's own
+      // properties counts, however many others come between.
+      [
+        "-t", "notifybus/post/group/example/x", "-n",
+        "-D", "publish", "user-property", "notifybus-origin", String(repeating: "a", count: 32),
+        "-D", "publish", "user-property", "other", "x",
+        "-D", "publish", "user-property", "notifybus-origin", String(repeating: "a", count: 32),
+        "-D", "publish", "user-property", "notifybus-sequence", "1",
+      ],
     ]
     for arguments in rogue {
       let result = try broker.publish(arguments)
@@ -220,9 +229,21 @@ struct BridgeResilienceTests {
         "dropped a publish on 'notifybus/post/group/example/x': the payload is 300000 bytes"),
       "\(b.log)")
     #expect(b.log.contains("a '%' not followed by two hex digits"), "\(b.log)")
-    // The bridge still works.
+    // The bridge still works, and a stamp among properties of other names is read.
     _ = try broker.publish(["-t", "notifybus/post/group/example/fine", "-n"])
     #expect(await b.waitForPosts(["group.example.fine"]))
+    let stamped = [
+      "-t", "notifybus/post/group/example/stamped", "-n",
+      "-D", "publish", "user-property", "other", "x",
+      "-D", "publish", "user-property", "notifybus-origin", String(repeating: "b", count: 32),
+      "-D", "publish", "user-property", "notifybus-sequence", "7",
+    ]
+    _ = try broker.publish(stamped)
+    #expect(await b.waitForPosts(["group.example.stamped"]))
+    // The same stamp again is a duplicate: the stamp was read, not ignored.
+    _ = try broker.publish(stamped)
+    #expect(try await b.waitForCounter("Duplicates", atLeast: 1) == 1)
+    #expect(b.count("group.example.stamped") == 1)
   }
 
   @Test func aRefusedLoginIsLoggedAndNotifydKeepsServing() async throws {

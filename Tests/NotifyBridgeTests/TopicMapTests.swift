@@ -153,3 +153,42 @@ struct BridgeMessageTests {
     #expect(first.hex.count == 32)
   }
 }
+
+struct RecentTopicsTests {
+  let map = try! TopicMap()
+
+  /// Repeats, alternations and kinds, each compared with the map itself.
+  @Test func whatItRemembersIsWhatTheMapSays() throws {
+    var topics = RecentTopics(map)
+    let names: [NotifyName] = ["a.b", "a.b", "a/b+c#d", "a.b", "grüße", "grüße", "$SYS.x"]
+    for name in names {
+      for kind in [TopicMap.Kind.post, .state, .state, .post] {
+        let topic = topics.topic(of: name, kind: kind)
+        #expect(topic == map.topic(of: name, kind: kind), "\(name) \(kind)")
+        let (readKind, readName) = try topics.parse(Array(topic.utf8))
+        #expect(readKind == kind)
+        #expect(readName == name)
+      }
+    }
+  }
+
+  /// A bad topic fails each time with the map's error, before and after good ones, and
+  /// leaves the good one remembered as it was.
+  @Test func aBadTopicFailsEveryTimeAsTheMapSays() throws {
+    var topics = RecentTopics(map)
+    let good = Array("notifybus/post/a/b".utf8)
+    let bad = Array("notifybus/post/a%2f".utf8)
+    var mapError: BridgeError?
+    do { _ = try map.parse(bad) } catch { mapError = error }
+    let expected = try #require(mapError)
+    for _ in 0..<2 {
+      #expect(try topics.parse(good).1 == "a.b")
+      for _ in 0..<2 {
+        #expect(throws: expected) { try topics.parse(bad) }
+      }
+      #expect(try topics.parse(good).0 == .post)
+    }
+    // A topic that differs from the remembered one only in its last byte is read anew.
+    #expect(try topics.parse(Array("notifybus/post/a/c".utf8)).1 == "a.c")
+  }
+}

@@ -142,6 +142,26 @@ struct HandoffLibraryTests {
     try sender.spool.commit(pending)
   }
 
+  /// A share sent right after its sender is made (the usual extension case: make, then send
+  /// at once, while the sender is still taking its segment) goes into the segment the sender
+  /// takes, and reaches the app once (`Protocol/handoff.md` §3).
+  @Test func aShareSentRightAfterTheSenderIsMadeGoesIntoTheSegmentItTakes() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try HandoffSender(
+      container: fixture.container(), notification: NotifyName(HandoffFixture.notification),
+      center: await fixture.center())
+    let id = try await sender.send([Self.item("https://example.com/at-once")])
+    sender.spool.waitForSegmentPreparation()
+    let segments = try FileManager.default.contentsOfDirectory(
+      atPath: sender.spool.path + "/segments")
+    #expect(segments.filter { $0.hasSuffix(".seg") }.count == 1, "\(segments)")
+    let importer = try await fixture.importer()
+    var received: [String] = []
+    try await importer.drainPending { received.append($0.id) }
+    try await importer.drainPending { received.append($0.id) }
+    #expect(received == [id])
+  }
+
   /// A send from a cancelled task returns only once the bus routed its doorbell
   /// (`Protocol/handoff.md` §3), so an extension whose task was cancelled (a time limit) and
   /// that then exits does not take its post with it.

@@ -153,7 +153,8 @@ struct KeyLog: ~Copyable {
       parseFrom = KeyLogFormat.headerSize
       // Another writer (another process, or another instance) created this file, and may
       // have exited before the flush that covers its name: this instance's next flush
-      // `fsync`s the directory too before any key counts as flushed (§5).
+      // `fsync`s the directory too before any key counts as flushed (`Protocol/container.md`
+      // §5).
       creations &+= 1
     }
     let parsed = KeyLogFormat.parseRecords(bytes, from: parseFrom)

@@ -191,7 +191,7 @@ final class SpoolSegmentWriter: Sendable {
       // until then (or for a while) no other attempt is made ahead of need.
       let failed: Bool
       do {
-        try self.prepare(room: Self.spareRoom)
+        try self.prepare(room: Self.spareRoom, ahead: true)
         failed = false
       } catch {
         failed = true
@@ -212,11 +212,21 @@ final class SpoolSegmentWriter: Sendable {
 
   /// Takes a spare segment with `room` bytes free, unless there is one: adopts or creates
   /// it (flushing), or waits for the thread of this process that is taking one.
-  private func prepare(room: Int) throws(ContainerError) {
+  ///
+  /// - Parameter ahead: Taken ahead of need: not when the current segment has room
+  ///   enough again (an enqueue took one at need before this thread began: a sender's
+  ///   first share sent at once).
+  private func prepare(room: Int, ahead: Bool = false) throws(ContainerError) {
     let ready = { () -> Bool in
       self.state.withLock { state in
-        state.spare.map {
-          $0.segment.process == getpid() && $0.end + Int64(room) <= $0.segment.capacity
+        let process = getpid()
+        if ahead, let current = state.current, current.process == process,
+          current.capacity - state.end >= Self.prepareAheadRoom
+        {
+          return true
+        }
+        return state.spare.map {
+          $0.segment.process == process && $0.end + Int64(room) <= $0.segment.capacity
         } ?? false
       }
     }

@@ -35,6 +35,18 @@ import Synchronization
 ///   exactly-once delivery or doorbell that other tools can ring.
 /// - **spool only, no doorbell**: `Spool.enqueue` of the encoded items then `Spool.drain`,
 ///   in the same thread (throughput only): what the doorbell and the codec add.
+///
+/// What the slowest shares waited on (`Benchmarks/profile-handoff`, 400 shares a run, machine
+/// loaded 6–10 by other builds, 2026-12-01/02). Before: share 0 waited for its segment to be
+/// taken (1 MiB of zeros flushed, renamed, `segments/` flushed: 9–12 ms traced), share 1 for
+/// the drain before it, which flushed the new cursor file and `segments/` and created
+/// `delivered.keys` with two flushes (16–44 ms); the quota listing (about twenty calls, a
+/// 64 KiB read of the segment) ran before the `pwrite` in 35–40 windows. After: no flush in
+/// any share's window but the flushes of `delivered.keys` beside the drain (not waited for);
+/// share 0 waits only for what is left of the segment its sender took when it was made, and
+/// is the only one that lists. The rest of the slowest 2% is the scheduler under that load:
+/// the bus daemon or the app's thread woken milliseconds late, which a quiet machine does
+/// not show.
 enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
 
@@ -171,16 +183,19 @@ enum HandoffSuite: BenchmarkSuite {
           let index = Int(text.split(separator: " ")[3])
         else { return }
         arrivals.record(index)
+        mark("arrived", index)
       }
     }
     defer { app.cancel() }
     var latencies: [Double] = []
     for index in 0..<latency {
+      mark("start", index)
       let start = nanoseconds()
       try await sender.send([item(index)])
       guard await arrivals.wait(for: index) else { throw BenchError("share \(index) was lost") }
       latencies.append(Double(arrivals.time(index)! - start) / 1000)
     }
+    mark("start", -1)
     let first = latency
     let start = nanoseconds()
     for index in first..<(first + throughput) { try await sender.send([item(index)]) }
@@ -196,6 +211,30 @@ enum HandoffSuite: BenchmarkSuite {
     let percentiles = Percentiles(latencies)
     return Figures(
       p50: percentiles[0.5], p99: percentiles[0.99], rate: Double(throughput) / seconds)
+  }
+
+  /// With `NOTIFYBUS_BENCH_MARKERS` set, each latency share's start and arrival is marked
+  /// by a failing `lseek(-1, share, SEEK_SET)` (start) or `SEEK_CUR` (arrival), which a
+  /// syscall trace shows with its arguments (`perf trace`), and the process's descriptors are
+  /// listed on standard error before the second share and after the last, to name the
+  /// descriptors of the trace: `Benchmarks/profile-handoff` cuts the trace into shares.
+  static let markers = getenv("NOTIFYBUS_BENCH_MARKERS") != nil
+
+  static func mark(_ what: String, _ index: Int) {
+    guard markers else { return }
+    if what == "start", index == 1 || index == -1 { listDescriptors() }
+    _ = lseek(-1, off_t(index), what == "start" ? SEEK_SET : SEEK_CUR)
+  }
+
+  static func listDescriptors() {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    for name in names {
+      guard
+        let target = try? FileManager.default.destinationOfSymbolicLink(
+          atPath: "/proc/self/fd/" + name)
+      else { continue }
+      FileHandle.standardError.write(Data("fd \(name) \(target)\n".utf8))
+    }
   }
 
   // MARK: - The seeds' pattern

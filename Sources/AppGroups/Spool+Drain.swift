@@ -57,13 +57,13 @@ extension Spool {
   /// File-system work that can wait runs on a Dispatch thread, never on the Swift
   /// concurrency pool: waiting for another consumer's drain lock, flushing
   /// `delivered.keys`, compacting it, removing and validating files (reading attachments),
-  /// sweeping `tmp/`, creating or flushing a cursor, removing a finished segment (and
-  /// searching it first), setting anything aside, and the first drain of this instance, or
-  /// one that finds `delivered.keys` replaced by another consumer (it reads the log whole).
-  /// A step that only lists the spool's directories, takes the free drain lock without
-  /// waiting, reads a segment's records and writes ids and cursors without a flush (all
-  /// served by the page cache) runs on the caller's executor, so a drain woken for one
-  /// share stored as a record reaches the handler without a thread switch.
+  /// sweeping `tmp/`, flushing a cursor, removing a finished segment (and searching it
+  /// first), setting anything aside, and the first drain of this instance, or one that finds
+  /// `delivered.keys` replaced by another consumer (it reads the log whole). A step that only
+  /// lists the spool's directories, takes the free drain lock without waiting, reads a
+  /// segment's records and writes ids and cursors without a flush, creating their files when
+  /// missing (all served by the page cache), runs on the caller's executor, so a drain woken
+  /// for one share stored as a record reaches the handler without a thread switch.
   ///
   /// - Parameters:
   ///   - maxEntries: Stop after delivering this many; `nil` drains until the spool is empty.
@@ -93,6 +93,7 @@ extension Spool {
         return (session, wanted ? try self.nextClaim(&session, quick: false) : .end)
       }
     }
+    defer { session.end() }
     do {
       while true {
         if case .slow = next {
@@ -205,13 +206,22 @@ final class DrainSession: @unchecked Sendable {
   }
 
   /// Hands what this drain knows of the segments, and `drain.lock` unlocked, to the spool's
-  /// next drain.
-  deinit {
+  /// next drain; once.
+  ///
+  /// The drain calls it before it returns or throws: a step run on a Dispatch thread
+  /// (``runBlocking(_:)``) releases the session it captured only after the drain resumed,
+  /// and the lock must be free when the drain returns.
+  func end() {
+    guard !ended else { return }
+    ended = true
     let segments = self.segments
     spool.segmentProgress.withLock { $0 = segments }
     lock?.unlock()
     spool.idleDrainLock.withLock { $0 = lock.take() }
   }
+  private var ended = false
+
+  deinit { end() }
 }
 
 /// An entry claimed, validated and ready for the handler.
@@ -342,8 +352,8 @@ extension Spool {
   /// Claims the next valid entry, dropping duplicates and setting aside corrupt ones.
   ///
   /// - Parameter quick: Stop (``NextClaim/slow``) before anything that can wait: a flush or
-  ///   compaction of `delivered.keys`, a cursor to create or flush, a file entry (claimed,
-  ///   validated and removed as files), damaged bytes to copy aside, a segment to remove
+  ///   compaction of `delivered.keys`, a cursor to flush, a file entry (claimed, validated
+  ///   and removed as files), damaged bytes to copy aside, a segment to remove
   ///   (searched first) or set aside, when the listing has nothing else.
   func nextClaim(_ session: inout DrainSession, quick: Bool) throws(ContainerError) -> NextClaim {
     while true {
@@ -408,8 +418,7 @@ extension Spool {
     return session.segments[segment].map { $0.records[index].damage == nil } ?? true
   }
 
-  /// Whether ``settle(_:)`` would flush or compact `delivered.keys`, or create or flush a
-  /// cursor, now.
+  /// Whether ``settle(_:)`` would flush or compact `delivered.keys`, or flush a cursor, now.
   private func settleFlushes(_ session: DrainSession) -> Bool {
     !session.unsettled.isEmpty
       || delivered.withLock { $0.unflushedKeys >= Self.settleBatch || $0.isOverCapacity }
@@ -434,13 +443,12 @@ extension Spool {
     return try nextClaim(&session, quick: false)
   }
 
-  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id (nor
-  /// the creation of `delivered.keys`, which flushes it and the spool's directory).
+  /// Whether ``complete(_:in:)`` cannot wait: a record, and no flush due after its id (the
+  /// first id creates `delivered.keys` without one: the flush that covers it flushes the
+  /// spool's directory too).
   func completesQuickly(_ claim: Claim) -> Bool {
     guard case .record = claim.source else { return false }
-    return delivered.withLock {
-      $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity && !$0.appendCreates
-    }
+    return delivered.withLock { $0.unflushedKeys + 1 < Self.settleBatch && !$0.isOverCapacity }
   }
 
   /// Claims a segment's record.
@@ -586,11 +594,14 @@ extension Spool {
       else { return }
       do throws(ContainerError) {
         try self.deliveredFlush.sync(flush.file)
+        // The log was created since the last flush: its name too.
+        try self.deliveredFlush.sync(directory: flush.directory)
       } catch {
         self.delivered.withLock { $0.flushFailed(error) }
         throw error
       }
-      self.delivered.withLock { $0.flushed(through: flush.count) }
+      let names = flush.directory == nil ? nil : flush.names
+      self.delivered.withLock { $0.flushed(through: flush.count, names: names) }
     }
   }
 

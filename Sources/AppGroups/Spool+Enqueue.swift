@@ -21,7 +21,9 @@ extension Spool {
   ///
   /// The quotas are checked against a listing of `new/`, `cur/` and the segments at most
   /// 100 ms old plus this process's own enqueues since, so producers enqueueing at the same
-  /// moment can overshoot a limit by what they add within that window.
+  /// moment can overshoot a limit by what they add within that window. The next listing is
+  /// taken after the flush, once the one in use is 50 ms old, so that enqueues following
+  /// each other list nothing before their entry is readable.
   ///
   /// - Parameters:
   ///   - payload: Opaque bytes, for example an encoded extension item.
@@ -71,6 +73,7 @@ extension Spool {
         try segmentWriter.append(
           SpoolSegmentFormat.frame(bytes), visibly: visibly(Int64(bytes.count)),
           whenWritten: whenVisible)
+        refreshUsageAhead()
         return id
       }
     }
@@ -122,6 +125,7 @@ extension Spool {
       // Group commit: one fsync of new/ that started after the rename, perhaps shared with
       // other threads of this process that committed at the same moment.
       try incomingSync.sync { () throws(ContainerError) in try incoming.sync() }
+      refreshUsageAhead()
       return id
     } catch {
       try? temporary.removeItem(scratch)
@@ -160,6 +164,22 @@ extension Spool {
     return PendingRecord(id: id, segment: segment)
   }
 
+  /// Takes the segment this instance's next records go into ahead of need, on a Dispatch
+  /// thread: adopting or creating one flushes (`Protocol/container.md` §4.4), which the
+  /// first enqueue then does not wait for.
+  ///
+  /// Optional: an enqueue that finds no segment ready takes one itself (or waits for the
+  /// one being taken). The handoff's sender calls this when it is made.
+  public func prepareSegment() {
+    segmentWriter.prepareAhead()
+  }
+
+  /// Waits until no thread of this process is taking a segment for this instance ahead of
+  /// need (``prepareSegment()``).
+  package func waitForSegmentPreparation() {
+    segmentWriter.waitForPreparation()
+  }
+
   /// Makes a record that ``writeRecord(payload:id:)`` wrote durable.
   ///
   /// One `fdatasync` of its segment, perhaps shared with other threads. Only when this returns is the entry
@@ -167,6 +187,7 @@ extension Spool {
   /// does).
   package func commit(_ record: PendingRecord) throws(ContainerError) {
     try segmentWriter.commit(record.segment)
+    refreshUsageAhead()
   }
 
   /// Runs a record's `pwrite` as ``makeVisible(bytes:_:)`` does, counting it once written.

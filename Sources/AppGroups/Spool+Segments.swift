@@ -80,23 +80,27 @@ final class SegmentProgress: @unchecked Sendable {
     return SpoolCursor(try position!.read(count: SpoolCursor.size + 1, at: 0)) == cursor
   }
 
-  /// Whether ``advance(name:in:flushEvery:)`` would flush now: it would create the cursor
-  /// file (an `fdatasync` and an `fsync` of `segments/`; counted as soon as this instance has
-  /// no cursor file open for it) or its count of passed records would reach `flushEvery`.
+  /// Whether ``advance(name:in:flushEvery:)`` would flush now: its count of passed records
+  /// would reach `flushEvery`.
   func advanceFlushes(flushEvery: Int) -> Bool {
     guard changed else { return false }
     var passed = next
     while passed < records.count, records[passed].done { passed += 1 }
     guard passed > next else { return false }
-    return position == nil || Int(cursor.unflushed) + (passed - next) >= flushEvery
+    return Int(cursor.unflushed) + (passed - next) >= flushEvery
   }
 
-  /// Moves the cursor past the finished records at its front and writes it.
+  /// Moves the cursor past the finished records at its front and writes it, creating the
+  /// cursor file when there is none.
   ///
-  /// The cursor is not flushed each time: the ids of the records it passes are already
-  /// flushed in `delivered.keys`, so a cursor that a machine crash sets back only makes the
-  /// next drain drop those records as duplicates. It is flushed when it has passed half the
-  /// ids `delivered.keys` keeps, so it never lags behind what that log remembers.
+  /// The cursor is not flushed each time, nor when its file is created: the ids of the
+  /// records it passes are in `delivered.keys`, so a cursor that a machine crash sets back,
+  /// or a cursor file it loses (read as the first record), only makes the next drain drop
+  /// those records as duplicates; the flush before `delivered.keys` forgets ids makes every
+  /// cursor durable first (`Protocol/container.md` §4.6). It is flushed when it has passed
+  /// half the ids `delivered.keys` keeps, which bounds how far a crash sets it back once the
+  /// file's name is durable (at the latest after the next compaction's barrier: before, a
+  /// crash may lose the file, and the segment is re-read from its first record).
   func advance(
     name: String, in segments: borrowing Directory, flushEvery: Int
   ) throws(ContainerError) {
@@ -109,9 +113,7 @@ final class SegmentProgress: @unchecked Sendable {
     cursor.unflushed += UInt32(min(next - before, Int(UInt32.max) - Int(cursor.unflushed)))
     let flush = Int(cursor.unflushed) >= flushEvery
     if flush { cursor.unflushed = 0 }
-    var created = false
     if position == nil {
-      created = try segments.status(of: Spool.positionName(of: name)) == nil
       do {
         position = try SpoolSegmentReader.openCursor(
           of: name, in: segments, flags: O_RDWR, create: true)
@@ -123,10 +125,7 @@ final class SegmentProgress: @unchecked Sendable {
       }
     }
     try position!.writeAll(cursor.bytes, at: 0)
-    if flush || created {
-      try position!.syncData()
-      if created { try segments.sync() }
-    }
+    if flush { try position!.syncData() }
   }
 }
 

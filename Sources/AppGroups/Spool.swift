@@ -171,6 +171,21 @@ public final class Spool: Sendable {
     }
   }
 
+  /// Takes the quota check's next listing now, when the cached one is more than half its
+  /// lifetime old: called after an enqueue's flush, off the path of the next enqueue, which
+  /// then finds a listing young enough and lists nothing (a listing reads `cur/`, `new/`,
+  /// `segments/` and each segment's cursor and records: about twenty calls).
+  func refreshUsageAhead() {
+    usageCache.withLock { cache in
+      let now = DispatchTime.now().uptimeNanoseconds
+      guard let cached = cache, cached.taken < now,
+        now - cached.taken >= Self.usageListingLifetime / 2
+      else { return }
+      // A failure is met again, and thrown, by the next enqueue's own listing.
+      if let fresh = try? listUsage() { cache = fresh }
+    }
+  }
+
   /// Makes an entry of this process readable with `body` (the `pwrite` of its record or the
   /// rename of its file into `new/`) and counts it into the cached usage, in one step for
   /// ``quotaUsage()``: an entry is counted as soon as consumers can see it, flushed or not.

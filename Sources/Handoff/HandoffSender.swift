@@ -62,6 +62,9 @@ public final class HandoffSender: Sendable {
         "Cannot open the spool '\(spoolName)' of \(container.identifier): \(error.message)",
         cause: .container(error))
     }
+    // Taking a segment flushes: it is done now, on a Dispatch thread, so that the first
+    // share need not wait for it.
+    spool.prepareSegment()
   }
 
   /// Opens a group's container and connects to a bus.

@@ -41,7 +41,7 @@ struct SpoolDurabilityTests {
     let process = try Subprocess.spawn(
       strace,
       arguments: [
-        "-f", "-qq", "-y", "-o", trace, "-e", "trace=fdatasync,pwrite64",
+        "-f", "-qq", "-y", "-o", trace, "-e", "trace=fdatasync,fsync,pwrite64",
         Products.path("appgroups-stress"), "share-loop", "group.com.example.tests",
         String(shares), "1",
       ],
@@ -54,11 +54,22 @@ struct SpoolDurabilityTests {
     let drainer = events.keyWrites.first?.thread
     let inDrain = events.keySyncs.filter { $0.thread == drainer }.count
     let aside = events.keySyncs.count - inDrain
-    // The log's creation in the drain; one flush per 32 ids beside it (fewer when one is
-    // still running as the next 32 are written); in the drain again only when 64 ids
-    // would wait, which a flush lagging 32 shares (each with its own fdatasync) behind makes.
-    #expect(inDrain >= 1 && inDrain <= 1 + shares / 64, "\(inDrain) flushes in the drain")
+    // One flush per 32 ids beside the drain (fewer when one is still running as the next
+    // 32 are written), the log's creation among them; in the drain only when 64 ids would
+    // wait, which a flush lagging 32 shares (each with its own fdatasync) behind makes.
+    #expect(inDrain <= shares / 64, "\(inDrain) flushes in the drain")
     #expect(aside >= 1 && aside <= shares / 32, "\(aside) flushes beside the drain")
+    // The log's name is flushed by the first flush that covers its ids, beside the drain.
+    let firstKeySync = events.keySyncs.first
+    #expect(
+      events.directorySyncs.contains {
+        $0.path.hasSuffix("/spool/default") && $0.thread == firstKeySync?.thread
+          && $0.thread != drainer && $0.interval.start > firstKeySync?.interval.end ?? Int.max
+      }, "delivered.keys was created without flushing its name beside the drain")
+    // A cursor is created and moved without a flush (`Protocol/container.md` §4.9); the
+    // producer's fsync of segments/ when it made its segment is the only one.
+    #expect(events.dataSyncs.keys.filter { $0.hasSuffix(".pos") }.isEmpty)
+    #expect(events.directorySyncs.filter { $0.path.hasSuffix("/segments") }.count == 1)
     #expect(
       events.mostUnflushedKeys <= Spool.settleBatch,
       "\(events.mostUnflushedKeys) ids written to delivered.keys without a flush")
@@ -70,11 +81,8 @@ struct SpoolDurabilityTests {
     let temporary = TemporaryDirectory()
     let producer = try Spool(container: temporary.container())
     let consumer = try Spool(container: temporary.container())
-    try producer.enqueue(payload: [0], id: "first")
-    try consumer.drain { _ in }  // Creates (and flushes) the log.
-    consumer.deliveredFlush.wait()
-    #expect(consumer.delivered.withLock { $0.unflushedKeys } == 0)
-    for index in 1..<(Spool.settleBatch / 2) {
+    // The first id creates the log, without a flush like the ids after it.
+    for index in 0..<(Spool.settleBatch / 2 - 1) {
       try producer.enqueue(payload: [1], id: "share-\(index)")
       try consumer.drain { _ in }
     }
@@ -151,6 +159,68 @@ struct SpoolDurabilityTests {
     let expected = (0..<(Spool.settleBatch / 2)).map { "share-\($0)" } + ["after", "file"]
     #expect(handed.sorted() == expected.sorted())
     #expect(try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").isEmpty)
+  }
+
+  /// A consumer that reads a `delivered.keys` another created `fsync`s the spool's
+  /// directory with its first flush before any id counts as flushed
+  /// (`Protocol/container.md` §5): the creator creates it without a flush and may exit
+  /// before the flush that covers its name (here: dropped with 3 ids waiting).
+  @Test func aConsumerFlushesTheNameOfADeliveredKeysAnotherCreatedWithItsFirstFlush() throws {
+    let temporary = TemporaryDirectory()
+    let container = try temporary.container()
+    let producer = try Spool(container: container)
+    for index in 0..<3 { try producer.enqueue(payload: [0], id: "first-\(index)") }
+    do {
+      let first = try Spool(container: container)
+      #expect(try first.drain { _ in }.delivered == 3)
+      #expect(first.delivered.withLock { $0.unflushedKeys == 3 && $0.nameMayBeUnflushed })
+    }
+    let second = try Spool(container: container)
+    let directorySyncs = Mutex(0)
+    second.deliveredFlush.directoryFault.withLock {
+      $0 = { () throws(ContainerError) in directorySyncs.withLock { $0 += 1 } }
+    }
+    try producer.enqueue(payload: [1], id: "second-0")
+    #expect(try second.drain { _ in }.delivered == 1)
+    #expect(second.delivered.withLock { $0.unflushedKeys == 4 && $0.nameMayBeUnflushed })
+    // The 32nd id waiting starts the flush beside the drain: file, then directory.
+    let rest = Spool.settleBatch / 2 - 4
+    for index in 1...rest { try producer.enqueue(payload: [1], id: "second-\(index)") }
+    #expect(try second.drain { _ in }.delivered == rest)
+    second.deliveredFlush.wait()
+    #expect(directorySyncs.withLock { $0 } == 1)
+    #expect(second.delivered.withLock { $0.unflushedKeys == 0 && !$0.nameMayBeUnflushed })
+  }
+
+  /// A failed `fsync` of the directory in the drain's own flush of `delivered.keys` poisons
+  /// the log like a failed `fdatasync`: the directory's descriptor reports the error once,
+  /// so a retry's 0 proves nothing, and the file handed over is not removed on its strength.
+  @Test func aFailedDirectoryFlushOfDeliveredKeysFailsEveryLaterFlush() throws {
+    let temporary = TemporaryDirectory()
+    let producer = try Spool(container: temporary.container())
+    let consumer = try Spool(container: temporary.container())
+    let injected = ContainerError.syscall(
+      "fsync", errno: EIO, path: consumer.path, doing: "flush the directory")
+    consumer.delivered.withLock {
+      $0.directoryFault = { () throws(ContainerError) in throw injected }
+    }
+    // A file entry: the drain flushes the log (and the name of the log it creates) before
+    // it removes the file.
+    try producer.enqueue(payload: [0], attachments: [.data(Data([1]), name: "x")], id: "file")
+    var handed: [String] = []
+    let first = #expect(throws: ContainerError.self) {
+      try consumer.drain { handed.append($0.id) }
+    }
+    #expect(first?.message == injected.message)
+    // The disk answers again, but the next file handed over is not removed either.
+    consumer.delivered.withLock { $0.directoryFault = nil }
+    try producer.enqueue(payload: [1], attachments: [.data(Data([2]), name: "y")], id: "next")
+    let later = #expect(throws: ContainerError.self) {
+      try consumer.drain { handed.append($0.id) }
+    }
+    #expect(later?.message.contains("may not be on disk") ?? false, "\(later?.message ?? "")")
+    #expect(handed == ["file", "next"])
+    #expect(try FileManager.default.contentsOfDirectory(atPath: consumer.path + "/cur").count == 1)
   }
 
   /// A drain that removes files waits for a flush beside the drain that is running, and
@@ -261,7 +331,7 @@ struct SpoolDurabilityTests {
       #expect(process.wait(milliseconds: 120_000).map { $0 == .exited(0) } ?? false)
       traces.append(try String(contentsOfFile: trace, encoding: .utf8))
     }
-    // Round 1 creates (and flushes) each cursor; round 2 moves each by 2 without a flush.
+    // Round 1 creates each cursor, round 2 moves each by 2, both without a flush.
     for (index, producer) in producers.enumerated() {
       try producer.enqueue(payload: [1], id: "r1-\(index)")
     }
@@ -305,8 +375,10 @@ struct SpoolDurabilityTests {
     }
   }
 
-  @Test(.timeLimit(.minutes(3)))
-  func everyReturnedEnqueueFlushedItsRecordAndItsSegmentsNameBeforeReturning() throws {
+  /// Also with records large enough to fill three segments, each taken ahead of need on a
+  /// thread of its own while the current one fills (`Protocol/container.md` §4.4).
+  @Test(.timeLimit(.minutes(3)), arguments: [0, 20 << 10])
+  func everyReturnedEnqueueFlushedItsRecordAndItsSegmentsNameBeforeReturning(padding: Int) throws {
     let strace = "/usr/bin/strace"
     #expect(access(strace, X_OK) == 0, "strace is missing: run Scripts/bootstrap")
     guard access(strace, X_OK) == 0 else { return }
@@ -323,7 +395,7 @@ struct SpoolDurabilityTests {
         "-f", "-qq", "-y", "-s", "64", "-o", trace, "-e",
         "trace=fdatasync,fsync,renameat2,write,pwrite64",
         Products.path("appgroups-stress"), "produce-threads", "group.com.example.tests", "0",
-        String(threads), String(perThread), committed,
+        String(threads), String(perThread), committed, String(padding),
       ],
       environment: environment, captureOutput: false)
     #expect(process.wait(milliseconds: 150_000).map { $0 == .exited(0) } ?? false)
@@ -374,6 +446,9 @@ struct SpoolDurabilityTests {
       checked += 1
     }
     #expect(checked == threads * perThread)
+    if padding > 0 {
+      #expect(Set(records.values.map(\.segment)).count >= 3, "the records filled one segment")
+    }
     // One flush per enqueue at most: fewer when threads share one.
     let recordSyncs = events.dataSyncs.filter { $0.key.hasPrefix(segments) }.values.map(\.count)
     #expect(recordSyncs.reduce(0, +) <= ids.count)
@@ -397,6 +472,8 @@ private struct StraceEvents {
   /// Renames into `segments/`, by name: the line it ended.
   var segmentRenames: [String: Int] = [:]
   var segmentsSyncs: [Interval] = []
+  /// `fsync` of a directory that returned 0, and the thread that made it.
+  var directorySyncs: [(path: String, thread: String, interval: Interval)] = []
   var logWrites: [String: Int] = [:]
   /// `pwrite64` into `delivered.keys`: the thread and the line it ended.
   var keyWrites: [(thread: String, end: Int)] = []
@@ -455,10 +532,9 @@ private struct StraceEvents {
       if path.hasSuffix("/delivered.keys") {
         keySyncs.append((thread, Interval(start: start, end: end)))
       }
-    } else if call.hasPrefix("fsync("), call.hasSuffix("= 0"), let path = Self.path(in: call),
-      path.hasSuffix("/segments")
-    {
-      segmentsSyncs.append(Interval(start: start, end: end))
+    } else if call.hasPrefix("fsync("), call.hasSuffix("= 0"), let path = Self.path(in: call) {
+      directorySyncs.append((path, thread, Interval(start: start, end: end)))
+      if path.hasSuffix("/segments") { segmentsSyncs.append(Interval(start: start, end: end)) }
     } else if call.hasPrefix("renameat2("), call.hasSuffix("= 0"), call.contains("/segments>") {
       let quoted = call.split(separator: "\"")
       guard quoted.count >= 4 else { return }

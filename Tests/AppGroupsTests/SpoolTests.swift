@@ -132,17 +132,35 @@ struct SpoolTests {
         bytes.isEmpty ? [] : KeyLogFormat.parseRecords(bytes, from: KeyLogFormat.headerSize).keys
       #expect(written == Array(ids[0..<index]))
       if index == 70 {
-        // The first id was flushed as the log was created, the next 64 together when they
-        // were waiting, and removed; the five after them wait (and the one in the handler).
+        // The first 64 ids (the log created with the first, without a flush) were flushed
+        // together when they were waiting, and removed; the six after them wait (and the
+        // one in the handler).
         let left = try claimed()
-        #expect(left.isDisjoint(with: ids[0...64]))
-        #expect(left.isSuperset(of: ids[65...70]))
+        #expect(left.isDisjoint(with: ids[0..<64]))
+        #expect(left.isSuperset(of: ids[64...70]))
       }
       index += 1
     }
     #expect(index == 100)
     #expect(try claimed().isEmpty)
     #expect(try spool.pendingCount() == 0)
+  }
+
+  /// The quota check's listing is renewed after an enqueue's flush once it is half its
+  /// lifetime old, so the next enqueue lists nothing before its entry is readable.
+  @Test func aCommitRenewsAnAgingQuotaListingForTheNextEnqueue() throws {
+    let temporary = TemporaryDirectory()
+    let spool = try Spool(container: temporary.container())
+    try spool.enqueue(payload: [1], id: "a")
+    try spool.enqueue(payload: [1], id: "b")
+    func taken() -> UInt64 { spool.usageCache.withLock { $0?.taken ?? 0 } }
+    let pending = try #require(try spool.writeRecord(payload: [2], id: "c"))
+    // Three quarters of its lifetime old: the commit renews it.
+    spool.usageCache.withLock { $0?.taken -= Spool.usageListingLifetime * 3 / 4 }
+    let before = DispatchTime.now().uptimeNanoseconds
+    try spool.commit(pending)
+    #expect(taken() >= before, "the commit did not renew the listing")
+    #expect(spool.usageCache.withLock { $0?.entries } == 3)
   }
 
   @Test func recoversEntriesClaimedByACrashedConsumer() throws {

@@ -39,10 +39,14 @@ final class HandoffFixture {
     try await NotifyCenter.connect(to: .address(bus.address))
   }
 
+  /// A sender whose segment is taken (it takes one when it is made, on a Dispatch thread),
+  /// so that the container's files change only with what it stores.
   func sender(spoolName: String = HandoffSender.defaultSpoolName) async throws -> HandoffSender {
-    try HandoffSender(
+    let sender = try HandoffSender(
       container: container(), notification: NotifyName(Self.notification),
       center: await center(), spoolName: spoolName)
+    sender.spool.waitForSegmentPreparation()
+    return sender
   }
 
   func importer(deduplication: Deduplication? = nil) async throws -> PendingImporter {

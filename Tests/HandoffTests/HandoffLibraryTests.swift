@@ -130,14 +130,46 @@ struct HandoffLibraryTests {
     #expect(seen.withLock { $0.suffix(5) } == (0..<5).map { "https://example.com/late/\($0)" })
   }
 
+  /// A sender takes its segment when it is made, on a Dispatch thread, so its first share
+  /// is written at once on the sending task, with no flush before it is readable.
+  @Test func aSenderTakesItsSegmentWhenItIsMade() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let segments = try FileManager.default.contentsOfDirectory(
+      atPath: sender.spool.path + "/segments")
+    #expect(segments.filter { $0.hasSuffix(".seg") }.count == 1, "\(segments)")
+    let pending = try #require(try sender.spool.writeRecord(payload: [1], id: "first"))
+    try sender.spool.commit(pending)
+  }
+
+  /// A share sent right after its sender is made (the usual extension case: make, then send
+  /// at once, while the sender is still taking its segment) goes into the segment the sender
+  /// takes, and reaches the app once (`Protocol/handoff.md` §3).
+  @Test func aShareSentRightAfterTheSenderIsMadeGoesIntoTheSegmentItTakes() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try HandoffSender(
+      container: fixture.container(), notification: NotifyName(HandoffFixture.notification),
+      center: await fixture.center())
+    let id = try await sender.send([Self.item("https://example.com/at-once")])
+    sender.spool.waitForSegmentPreparation()
+    let segments = try FileManager.default.contentsOfDirectory(
+      atPath: sender.spool.path + "/segments")
+    #expect(segments.filter { $0.hasSuffix(".seg") }.count == 1, "\(segments)")
+    let importer = try await fixture.importer()
+    var received: [String] = []
+    try await importer.drainPending { received.append($0.id) }
+    try await importer.drainPending { received.append($0.id) }
+    #expect(received == [id])
+  }
+
   /// A send from a cancelled task returns only once the bus routed its doorbell
   /// (`Protocol/handoff.md` §3), so an extension whose task was cancelled (a time limit) and
   /// that then exits does not take its post with it.
   ///
   /// The bus is stopped (SIGSTOP) while a cancelled task sends: it routes nothing, so the
   /// send must not return before the bus runs again, after which a watcher gets the
-  /// doorbell. The first share takes the sender's segment (stored off the pool), the
-  /// second is a record written on the sender's own task.
+  /// doorbell. The first share has an attachment file (stored off the pool), the second is
+  /// a record written on the sender's own task.
   @Test func aSendFromACancelledTaskReturnsOnlyOnceTheBusRoutedItsDoorbell() async throws {
     let fixture = try HandoffFixture()
     let sender = try await fixture.sender()
@@ -154,10 +186,15 @@ struct HandoffLibraryTests {
       Glibc.kill(daemon, SIGSTOP)
       do {
         defer { Glibc.kill(daemon, SIGCONT) }
-        send = Task {
+        var item = Self.item("https://example.com/cancelled/\(round)")
+        if round == 1 {
+          item.attachments.append(
+            ItemProvider(data: Data(count: HandoffSender.inlineDataLimit + 1), type: .pdf))
+        }
+        send = Task { [item] in
           withUnsafeCurrentTask { $0?.cancel() }
           defer { returned.withLock { $0 = true } }
-          return try await sender.send([Self.item("https://example.com/cancelled/\(round)")])
+          return try await sender.send([item])
         }
         try await Task.sleep(for: .seconds(1))
         early = returned.withLock { $0 }

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// ```
 /// appgroups-stress produce <group> <producer> <count> <committed-log>
-/// appgroups-stress produce-threads <group> <producer> <threads> <count> <committed-log>
+/// appgroups-stress produce-threads <group> <producer> <threads> <count> <committed-log> [<padding>]
 /// appgroups-stress consume <group> <delivered-log> <expected-distinct> [<delivered-capacity>]
 /// appgroups-stress defaults-write <group> <writer> <count>
 /// appgroups-stress produce-forked <group>
@@ -27,10 +27,11 @@ enum StressTool {
         try produce(
           group: arguments[1], producer: Int(arguments[2])!, count: Int(arguments[3])!,
           log: arguments[4])
-      case "produce-threads" where arguments.count == 6:
+      case "produce-threads" where arguments.count == 6 || arguments.count == 7:
         try produceThreads(
           group: arguments[1], producer: Int(arguments[2])!, threads: Int(arguments[3])!,
-          count: Int(arguments[4])!, log: arguments[5])
+          count: Int(arguments[4])!, log: arguments[5],
+          padding: arguments.count == 7 ? Int(arguments[6])! : 0)
       case "consume" where arguments.count == 4 || arguments.count == 5:
         try consume(
           group: arguments[1], log: arguments[2], expected: Int(arguments[3])!,
@@ -100,9 +101,11 @@ enum StressTool {
 
   /// `threads` threads of one process enqueueing `count` entries each at the same time (ids
   /// `p<producer>-t<thread>-<index>`), so they share the fsync of `new/`.
-  static func produceThreads(group: String, producer: Int, threads: Int, count: Int, log: String)
-    throws
-  {
+  ///
+  /// `padding` zero bytes are appended to each payload.
+  static func produceThreads(
+    group: String, producer: Int, threads: Int, count: Int, log: String, padding: Int
+  ) throws {
     let spool = try Spool(container: GroupContainer(identifier: group))
     let committed = try Log(path: log)
     let failed = Mutex(false)
@@ -115,7 +118,8 @@ enum StressTool {
         for index in 0..<count {
           let id = "p\(producer)-t\(thread)-\(index)"
           do {
-            try spool.enqueue(payload: payload(for: id), id: id)
+            try spool.enqueue(
+              payload: payload(for: id) + [UInt8](repeating: 0, count: padding), id: id)
           } catch {
             FileHandle.standardError.write(Data("appgroups-stress: \(error)\n".utf8))
             failed.withLock { $0 = true }

@@ -18,6 +18,9 @@ final class BackgroundFlush: Sendable {
   /// For tests: runs in each flush before its `fdatasync`; what it throws is the flush's
   /// failure, as if the `fdatasync` had failed.
   let fault = Mutex<(@Sendable () throws(ContainerError) -> Void)?>(nil)
+  /// For tests: runs in each flush before its `fsync` of the log's directory (when the
+  /// flush makes one); what it throws is that `fsync`'s failure.
+  let directoryFault = Mutex<(@Sendable () throws(ContainerError) -> Void)?>(nil)
 
   /// Starts `body` unless a flush is running (it may have started before what the caller
   /// wrote, and the caller asks again later).
@@ -49,6 +52,13 @@ final class BackgroundFlush: Sendable {
   func sync(_ file: borrowing FileDescriptor) throws(ContainerError) {
     if let fault = fault.withLock({ $0 }) { try fault() }
     try file.syncData()
+  }
+
+  /// `fsync`s the log's directory for a flush's body (after ``directoryFault``), if any.
+  func sync(directory: borrowing Directory?) throws(ContainerError) {
+    guard directory != nil else { return }
+    if let fault = directoryFault.withLock({ $0 }) { try fault() }
+    try directory?.sync()
   }
 
   /// Waits until no flush is running: one that started before this call has ended.

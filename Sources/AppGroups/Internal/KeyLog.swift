@@ -50,8 +50,18 @@ struct KeyLog: ~Copyable {
   private var poison: ContainerError?
   /// Whether ``refresh(repair:)`` has read the file at least once.
   private(set) var isLoaded = false
-  /// Whether the next append creates the file, which flushes it and its directory.
-  var appendCreates: Bool { identity == nil }
+  /// How many times an append created the file (or this instance read a file another
+  /// created, which may have exited before its flush of the name), and how many of those
+  /// names an `fsync` of the directory flushed: an append creates it without a flush, and
+  /// the flush that covers its keys flushes the name too before they count as flushed.
+  private var creations: UInt64 = 0
+  private var namesFlushed: UInt64 = 0
+  private var nameUnflushed: Bool { creations > namesFlushed }
+  /// Whether the file's name may not be on stable storage yet (for tests).
+  var nameMayBeUnflushed: Bool { nameUnflushed }
+  /// For tests: runs before each `fsync` of the directory that flushes the file's name;
+  /// what it throws is that `fsync`'s failure.
+  var directoryFault: (@Sendable () throws(ContainerError) -> Void)?
 
   /// How many zero bytes an append that runs out of room writes ahead of the records.
   static var preallocation: Int { 64 * 1024 }
@@ -141,6 +151,11 @@ struct KeyLog: ~Copyable {
         throw .corrupt(path, error.reason)
       }
       parseFrom = KeyLogFormat.headerSize
+      // Another writer (another process, or another instance) created this file, and may
+      // have exited before the flush that covers its name: this instance's next flush
+      // `fsync`s the directory too before any key counts as flushed (`Protocol/container.md`
+      // §5).
+      creations &+= 1
     }
     let parsed = KeyLogFormat.parseRecords(bytes, from: parseFrom)
     for key in parsed.keys where members.insert(key).inserted { keys.append(key) }
@@ -219,11 +234,12 @@ struct KeyLog: ~Copyable {
   /// Whether the log holds more than twice its capacity: ``compact()`` is due.
   var isOverCapacity: Bool { keys.count > 2 * capacity }
 
-  /// Flushes records written without flushing.
+  /// Flushes records written without flushing (and the file's name, when an append
+  /// created it without a flush).
   ///
   /// - Throws: The failure of the `fdatasync`, or of an earlier one (``flushFailed(_:)``).
   mutating func flush() throws(ContainerError) {
-    guard unflushed else { return }
+    guard unflushed || nameUnflushed else { return }
     // A descriptor opened afresh flushes the same file's data if the writer was lost to an
     // error after it wrote.
     if writer == nil { writer = try directory.openFile(fileName, flags: O_RDWR) }
@@ -235,7 +251,24 @@ struct KeyLog: ~Copyable {
       throw error
     }
     writer = consume file
+    try flushName()
     flushedThrough = counted
+  }
+
+  /// `fsync`s the directory when an append created the file without a flush (or another
+  /// writer did), poisoning the log when that fails: the directory's descriptor reports a
+  /// writeback error once, so a retry's 0 proves nothing either (``flushFailed(_:)``).
+  private mutating func flushName() throws(ContainerError) {
+    guard nameUnflushed else { return }
+    let names = creations
+    do {
+      if let directoryFault { try directoryFault() }
+      try directory.sync()
+    } catch {
+      flushFailed(error)
+      throw error
+    }
+    namesFlushed = names
   }
 
   /// `fdatasync`s `file`, the writer, poisoning the log when that fails.
@@ -263,7 +296,7 @@ struct KeyLog: ~Copyable {
 
   /// A flush to make without holding the caller's lock, so that keys can be written while
   /// it runs: a descriptor of the log's file (its own, sharing the open file description)
-  /// and the count to pass to ``flushed(through:)`` once its `fdatasync` returned 0.
+  /// and the counts to pass to ``flushed(through:names:)`` once its `fdatasync` returned 0.
   ///
   /// - Returns: `nil` when nothing waits for a flush.
   /// - Throws: The failure of an earlier flush (``flushFailed(_:)``).
@@ -278,18 +311,29 @@ struct KeyLog: ~Copyable {
     guard copy >= 0 else {
       throw .syscall("fcntl", errno: failure, path: path, doing: "flush the key log")
     }
-    return DetachedFlush(file: FileDescriptor(rawValue: copy, path: path), count: counted)
+    return DetachedFlush(
+      file: FileDescriptor(rawValue: copy, path: path),
+      directory: nameUnflushed ? try directory.reopen() : nil, count: counted,
+      names: creations)
   }
 
   /// What ``detachedFlush()`` returns.
   struct DetachedFlush: ~Copyable {
     let file: FileDescriptor
+    /// The log's directory, to `fsync` after the file: an append created the file without a
+    /// flush since the last one.
+    let directory: Directory?
     let count: UInt64
+    /// The creations of the file whose names an `fsync` of ``directory`` flushes.
+    let names: UInt64
   }
 
   /// Records that an `fdatasync` which started when ``detachedFlush()`` returned `count`
-  /// ended well: the keys counted until then are on stable storage.
-  mutating func flushed(through count: UInt64) {
+  /// ended well (followed by an `fsync` of the directory when it returned one): the keys
+  /// counted until then are on stable storage.
+  mutating func flushed(through count: UInt64, names: UInt64?) {
+    if let names { namesFlushed = max(namesFlushed, names) }
+    guard !nameUnflushed else { return }
     flushedThrough = max(flushedThrough, min(count, counted))
   }
 
@@ -325,20 +369,33 @@ struct KeyLog: ~Copyable {
       }
     }.get()
     counted += UInt64(keys)
-    if flush || created {
+    if created {
+      // The log's name must be durable too before the first key counts as recorded: by
+      // this flush, or by the one that covers the key.
+      creations += 1
+      let status: stat
+      do {
+        status = try file.status()
+      } catch {
+        writer = consume file
+        throw error
+      }
+      identity = (status.st_dev, status.st_ino)
+    }
+    if flush {
       do {
         try sync(file)
       } catch {
         writer = consume file
         throw error
       }
+      do {
+        try flushName()
+      } catch {
+        writer = consume file
+        throw error
+      }
       flushedThrough = counted
-    }
-    if created {
-      // The log's name must be durable too before the first key counts as recorded.
-      try directory.sync()
-      let status = try file.status()
-      identity = (status.st_dev, status.st_ino)
     }
     size = max(size, at + bytes.count)
     offset = end
@@ -364,6 +421,7 @@ struct KeyLog: ~Copyable {
     // The newest keys, those written without a flush among them, are in the flushed copy.
     writer = nil
     flushedThrough = counted
+    namesFlushed = creations
     poison = nil
   }
 }

@@ -635,11 +635,13 @@ final class MosquittoClient: @unchecked Sendable {
       payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
     }
     // Only the bridge's own properties are kept (``BridgeMessage`` reads no other), their
-    // names as the constants: no string made for a name.
+    // names as the constants: no string made for a name. Every property is read, however
+    // many of other names come first (the packet's size bounds them), until a third of the
+    // bridge's own makes the stamp malformed whatever follows.
     var pairs: [(String, String)] = []
     var property = properties
     var skipFirst = false
-    for _ in 0..<65 {
+    while pairs.count < 3 {
       var name: UnsafeMutablePointer<CChar>?
       var value: UnsafeMutablePointer<CChar>?
       guard

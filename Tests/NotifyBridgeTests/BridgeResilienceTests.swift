@@ -229,15 +229,15 @@ struct BridgeResilienceTests {
         "dropped a publish on 'notifybus/post/group/example/x': the payload is 300000 bytes"),
       "\(b.log)")
     #expect(b.log.contains("a '%' not followed by two hex digits"), "\(b.log)")
-    // The bridge still works, and a stamp among properties of other names is read.
+    // The bridge still works, and a stamp after many properties of other names is read.
     _ = try broker.publish(["-t", "notifybus/post/group/example/fine", "-n"])
     #expect(await b.waitForPosts(["group.example.fine"]))
-    let stamped = [
-      "-t", "notifybus/post/group/example/stamped", "-n",
-      "-D", "publish", "user-property", "other", "x",
-      "-D", "publish", "user-property", "notifybus-origin", String(repeating: "b", count: 32),
-      "-D", "publish", "user-property", "notifybus-sequence", "7",
-    ]
+    let others = (0..<70).flatMap { ["-D", "publish", "user-property", "other\($0)", "x"] }
+    let stamped =
+      ["-t", "notifybus/post/group/example/stamped", "-n"] + others + [
+        "-D", "publish", "user-property", "notifybus-origin", String(repeating: "b", count: 32),
+        "-D", "publish", "user-property", "notifybus-sequence", "7",
+      ]
     _ = try broker.publish(stamped)
     #expect(await b.waitForPosts(["group.example.stamped"]))
     // The same stamp again is a duplicate: the stamp was read, not ignored.

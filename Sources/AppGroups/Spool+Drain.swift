@@ -592,15 +592,16 @@ extension Spool {
           return try log.detachedFlush()
         })
       else { return }
+      let syncedDirectory: Bool
       do throws(ContainerError) {
         try self.deliveredFlush.sync(flush.file)
         // The log was created since the last flush: its name too.
-        try self.deliveredFlush.sync(directory: flush.directory)
+        syncedDirectory = try self.deliveredFlush.sync(directory: flush.directory)
       } catch {
         self.delivered.withLock { $0.flushFailed(error) }
         throw error
       }
-      let names = flush.directory == nil ? nil : flush.names
+      let names = syncedDirectory ? flush.names : nil
       self.delivered.withLock { $0.flushed(through: flush.count, names: names) }
     }
   }

@@ -55,10 +55,19 @@ final class BackgroundFlush: Sendable {
   }
 
   /// `fsync`s the log's directory for a flush's body (after ``directoryFault``), if any.
-  func sync(directory: borrowing Directory?) throws(ContainerError) {
-    guard directory != nil else { return }
-    if let fault = directoryFault.withLock({ $0 }) { try fault() }
-    try directory?.sync()
+  ///
+  /// - Returns: Whether there was one.
+  func sync(directory: borrowing Directory?) throws(ContainerError) -> Bool {
+    // A switch, not a comparison with nil: Swift 6.3's optimizer crashed (SimplifyCFG) on
+    // `directory != nil` for this borrowed noncopyable optional in a release build.
+    switch directory {
+    case .some(let directory):
+      if let fault = directoryFault.withLock({ $0 }) { try fault() }
+      try directory.sync()
+      return true
+    case .none:
+      return false
+    }
   }
 
   /// Waits until no flush is running: one that started before this call has ended.

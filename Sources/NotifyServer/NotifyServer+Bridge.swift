@@ -126,11 +126,21 @@ extension NotifyServer {
   ///
   /// Only a connection that is up at that moment takes it (`sendIfConnected`): a post
   /// kept for a reconnection would be acknowledged to the broker and lost if notifyd
-  /// ended first. A post not sent gives its numbers back (no post took later ones: numbering
-  /// and sending hold ``posting``), so receivers see no gap in the name's count (which
-  /// would make them deliver every name once).
+  /// ended first.
   func postFromBridge(_ name: NotifyName, _ sending: (UInt64) -> Void) -> Bool {
-    posting.withLock { _ in
+    (try? sendPost(name, onlyIfConnected: true, sending)) != nil
+  }
+
+  /// Numbers a post of `name` and sends it from the server's connection, both holding
+  /// ``posting``; `sending` gets its sequence number just before it is sent.
+  ///
+  /// A post not sent gives its numbers back (no post took later ones: ``posting`` is
+  /// held), so receivers see no gap in the name's count (which would make them deliver
+  /// every name once).
+  func sendPost(
+    _ name: NotifyName, onlyIfConnected: Bool, _ sending: (UInt64) -> Void = { _ in }
+  ) throws(DBusError) {
+    let failure = posting.withLock { _ -> DBusError? in
       // The name's interface is kept beside its count: not built again for every post.
       let (sequence, nameSequence, interface) = state.withLock { state in
         state.postSequence += 1
@@ -138,20 +148,24 @@ extension NotifyServer {
         return (state.postSequence, nameSequence, interface)
       }
       sending(sequence)
-      do {
-        try connection.sendIfConnected(
-          NotifyWire.signal(
-            for: name, sequence: sequence, nameSequence: nameSequence, interface: interface))
-        return true
+      let signal = NotifyWire.signal(
+        for: name, sequence: sequence, nameSequence: nameSequence, interface: interface)
+      do throws(DBusError) {
+        if onlyIfConnected {
+          try connection.sendIfConnected(signal)
+        } else {
+          try connection.send(signal)
+        }
+        return nil
       } catch {
-        // No post took later numbers meanwhile (``posting`` is held).
         state.withLock { state in
           state.postSequence -= 1
           state.postCounts.giveBack(nameSequence, for: name)
         }
-        return false
+        return error
       }
     }
+    if let failure { throw failure }
   }
 
   /// Applies a state a broker sent: the later set time wins; at the same time, the larger

@@ -173,15 +173,8 @@ extension NotifyServer {
           })
       ]
     case .post(let name):
-      try posting.withLock { _ throws(DBusError) in
-        let (sequence, nameSequence) = state.withLock { state in
-          state.statistics.mediatedPosts += 1
-          state.postSequence += 1
-          return (state.postSequence, state.postCounts.next(for: name))
-        }
-        try connection.send(
-          NotifyWire.signal(for: name, sequence: sequence, nameSequence: nameSequence))
-      }
+      state.withLock { $0.statistics.mediatedPosts += 1 }
+      try sendPost(name, onlyIfConnected: false)
       bridgeMediatedPost(name)
       return []
     case .listNames:

@@ -146,13 +146,7 @@ final class CLibrary: Sendable {
     // next call makes the round trip again.
     guard (try? await posting.synchronize()) != nil else { return }
     // The round trip went out after the `made` posts were queued, so they are routed.
-    var routed = postsRouted.load(ordering: .relaxed)
-    while routed < made {
-      let (exchanged, original) = postsRouted.compareExchange(
-        expected: routed, desired: made, ordering: .relaxed)
-      if exchanged { break }
-      routed = original
-    }
+    postsRouted.max(made, ordering: .relaxed)
   }
 
   /// The registering center, if one was made; token functions never connect, since a

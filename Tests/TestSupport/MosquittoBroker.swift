@@ -19,7 +19,7 @@ package final class MosquittoBroker: Sendable {
   package let port: Int
   /// The broker URL, for `notifyd --bridge`.
   package var url: String { "mqtt://127.0.0.1:\(port)" }
-  private let daemon = Mutex<Subprocess?>(nil)
+  private let daemon: Mutex<Subprocess?>
 
   /// Whether `mosquitto` is installed, for `.enabled(if:)`.
   package static var isAvailable: Bool {
@@ -45,9 +45,7 @@ package final class MosquittoBroker: Sendable {
     var template = Array("/tmp/notifybus-mqtt-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw Errno.current }
     directory = String(cString: made)
-    port = try Self.freePort()
     var lines = [
-      "listener \(port) 127.0.0.1",
       "log_dest stderr",
       "log_type error",
       "log_type warning",
@@ -80,8 +78,26 @@ package final class MosquittoBroker: Sendable {
       lines.append("acl_file \(directory)/acl")
     }
     lines += extraLines
-    Self.write(directory + "/mosquitto.conf", lines.joined(separator: "\n") + "\n")
-    try start()
+    // A port free when it was picked can be taken before mosquitto binds it, by a listener
+    // of another process: then the broker exits at once, and another port is tried.
+    var attempts = 0
+    while true {
+      let candidate = try Self.freePort()
+      Self.write(
+        directory + "/mosquitto.conf",
+        (["listener \(candidate) 127.0.0.1"] + lines).joined(separator: "\n") + "\n")
+      do {
+        let process = try Self.launch(directory: directory, port: candidate)
+        port = candidate
+        daemon = Mutex(process)
+        return
+      } catch let error as BrokerError where error.portTaken && attempts < 5 {
+        attempts += 1
+      } catch {
+        Subprocess.removeTree(directory)
+        throw error
+      }
+    }
   }
 
   deinit {
@@ -89,20 +105,39 @@ package final class MosquittoBroker: Sendable {
     Subprocess.removeTree(directory)
   }
 
-  /// Starts the broker (again); returns once it accepts connections.
+  /// Starts the broker again, on its port, after ``stop()``; returns once it accepts
+  /// connections.
   package func start() throws {
-    try daemon.withLock { slot throws in
-      let process = try Subprocess.spawn(
-        Self.executable, arguments: ["-c", directory + "/mosquitto.conf"],
-        captureOutput: false, errorFile: directory + "/mosquitto.log")
-      slot = process
-    }
-    let deadline = MonotonicClock.now + 10_000_000_000
+    try daemon.withLock { slot throws in slot = try Self.launch(directory: directory, port: port) }
+  }
+
+  /// Starts mosquitto with the configuration in `directory` and waits until it accepts
+  /// connections on `port`.
+  ///
+  /// - Throws: ``BrokerError`` when it exits first (``BrokerError/portTaken`` when its port
+  ///   was in use) or does not accept within 20 s; its log is in the message.
+  private static func launch(directory: String, port: Int) throws -> Subprocess {
+    let logPath = directory + "/mosquitto.log"
+    let process = try Subprocess.spawn(
+      executable, arguments: ["-c", directory + "/mosquitto.conf"], captureOutput: false,
+      errorFile: logPath)
+    let deadline = MonotonicClock.now + 20_000_000_000
     while MonotonicClock.now < deadline {
-      if Self.accepts(port) { return }
-      usleep(20_000)
+      if accepts(port) { return process }
+      if let ended = process.wait(milliseconds: 20) {
+        let log = readFile(logPath) ?? ""
+        let errors = log.split(separator: "\n").filter { $0.contains("Error") }
+        throw BrokerError(
+          message: "mosquitto exited (\(ended)) before accepting connections on \(port): "
+            + "\(errors.joined(separator: "; "))\n\(log)",
+          portTaken: log.contains("Address already in use"))
+      }
     }
-    throw BrokerError(message: "mosquitto did not accept connections on \(port): \(log)")
+    process.kill(SIGKILL)
+    process.wait()
+    throw BrokerError(
+      message: "mosquitto did not accept connections on \(port) within 20 s:\n"
+        + (readFile(logPath) ?? ""))
   }
 
   /// Stops the broker: `SIGTERM` by default, which saves its database.
@@ -146,6 +181,9 @@ package final class MosquittoBroker: Sendable {
   /// (another test's client) may take that port meanwhile: mosquitto then fails to start
   /// with "Address already in use". Below the range, only a listener that chose the same
   /// port can.
+  ///
+  /// No port is handed out twice in one process, so the port of a broker that ``stop()``
+  /// ended, or one that a test keeps unbound on purpose, is not another broker's.
   package static func freePort() throws -> Int {
     let ephemeralStart =
       readFile("/proc/sys/net/ipv4/ip_local_port_range")?
@@ -154,11 +192,15 @@ package final class MosquittoBroker: Sendable {
     let range = 10_000..<max(10_001, ephemeralStart)
     for _ in 0..<200 {
       let port = Int.random(in: range)
+      guard handedOut.withLock({ $0.insert(port).inserted }) else { continue }
       if try bindable(port) { return port }
     }
     // Below the range every port was taken: the kernel's pick still works, at the risk above.
     return try boundPort(0)
   }
+
+  /// The ports ``freePort()`` has returned or found taken.
+  private static let handedOut = Mutex<Set<Int>>([])
 
   /// Whether a listener could bind 127.0.0.1:`port` now.
   private static func bindable(_ port: Int) throws -> Bool {
@@ -218,5 +260,7 @@ package final class MosquittoBroker: Sendable {
 /// Why a test broker could not be set up.
 package struct BrokerError: Error, CustomStringConvertible {
   package var message: String
+  /// Whether mosquitto exited because its port was in use.
+  package var portTaken = false
   package var description: String { message }
 }

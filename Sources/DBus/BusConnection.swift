@@ -92,9 +92,9 @@ public actor BusConnection {
   var ruleSets: [RuleSetState] = []
   /// The long strings of recent messages, reused while decoding the next ones.
   var decodedStrings = StringCache(capacity: 16)
-  /// The storage of the last received signal's arguments, for the next (see
-  /// ``deliverSignal(_:)``).
-  var signalArguments: [DBusValue] = []
+  /// The storage of the last received signal's or method call's arguments, for the next
+  /// (see ``deliverSignal(_:)`` and ``handle(_:)``).
+  var receivedArguments: [DBusValue] = []
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).
   var objects: [ObjectPath: ExportedObject] = [:]
@@ -379,7 +379,11 @@ public actor BusConnection {
   /// - Throws: ``DBusError`` when the message is malformed, the connection is closed, or
   ///   more than ``maximumQueuedMessages`` are waiting (``DBusError/Name/limitsExceeded``).
   public nonisolated func send(_ message: Message) throws(DBusError) {
-    let built = OutgoingMessage(raw: try MessageCoding.makeRaw(message))
+    try send(built: OutgoingMessage(raw: try MessageCoding.makeRaw(message)))
+  }
+
+  /// ``send(_:)`` for a message already built, which it takes over.
+  nonisolated func send(built: OutgoingMessage) throws(DBusError) {
     let result = outgoing.withLock { $0.send(built) }
     switch result {
     case .sent(let complete):
@@ -583,9 +587,15 @@ public actor BusConnection {
       guard let path = dbus_message_get_path(message) else {
         return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
       }
-      let objectPath = ObjectPath(unchecked: String(cString: path))
+      // The path from the string cache, as decoding takes it: no string made per call.
+      let objectPath = ObjectPath(unchecked: decodedStrings.string(path))
       if let object = objects[objectPath] {
-        handleMethodCall(MessageCoding.decode(message, strings: &decodedStrings), object: object)
+        // Arguments into the storage the last message's left, as for signals: a call
+        // answered at once lets go of it, one handed to a task keeps its own.
+        handleMethodCall(
+          MessageCoding.decode(message, strings: &decodedStrings, body: &receivedArguments),
+          object: object)
+        receivedArguments.removeAll(keepingCapacity: receivedArguments.capacity <= 8)
         return DBUS_HANDLER_RESULT_HANDLED
       }
       // A path above exported objects answers Introspect with its child nodes, so tools

@@ -31,6 +31,16 @@ extension Message {
     return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
   }
 
+  /// ``builtForSending()`` for a reply a connection sends to a call it received
+  /// (``MessageCoding/makeRawReply(_:)``, which builds small replies with libdbus's setters).
+  ///
+  /// - Throws: ``DBusError`` as ``MessageCoding/makeRaw(_:)`` does.
+  package func builtAsReply() throws(DBusError) -> (bytes: [UInt8], serial: UInt32) {
+    let raw = try MessageCoding.makeRawReply(self)
+    defer { dbus_message_unref(raw) }
+    return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
+  }
+
   /// Reads a message in the D-Bus wire format, validating all of it.
   ///
   /// - Parameter bytes: Exactly one marshalled message; untrusted input is fine.

@@ -41,6 +41,36 @@ struct MessageBuildingTests {
     #expect(built.bytes == first)
   }
 
+  static let call = Message(
+    kind: .methodCall, path: "/org/notifybus/Notify1", interface: "org.notifybus.Notify1",
+    member: "GetState", destination: "org.notifybus.Notify1", sender: ":1.41", serial: 9,
+    body: [.string("bench.state")])
+
+  /// Replies as a connection sends them: small ones through libdbus's setters, the rest
+  /// through the marshaller.
+  static let replies: [Message] = [
+    call.makeReply(body: [.uint64(42)]),
+    call.makeReply(),
+    call.makeReply(body: [.boolean(true)]),
+    call.makeReply(body: [.string("a reply of one string, longer than fifteen bytes")]),
+    call.makeReply(body: [.objectPath("/a/b"), .signature("a{sv}")]),
+    call.makeReply(body: [
+      .array(elementType: "(stt)", [.structure([.string("x"), .uint64(1), .uint64(2)])])
+    ]),
+    call.makeReply(body: [.bytes([1, 2, 3])]),
+    call.makeReply(body: [.variant(.int32(-1))]),
+    call.makeErrorReply(DBusError(.invalidArgs, "GetState takes (s name)")),
+    call.makeErrorReply(DBusError(.accessDenied, "")),
+  ]
+
+  /// Whichever way a reply is built, its bytes are the same, and the connection numbers it.
+  @Test(arguments: replies)
+  func aReplyIsBuiltToTheSameBytesEitherWay(_ reply: Message) throws {
+    let built = try reply.builtAsReply()
+    #expect(built.serial == 0)
+    #expect(built.bytes == (try reply.builtForSending().bytes))
+  }
+
   @Test func aNameMadeUncheckedThatLibdbusRefusesIsReportedNotSent() async throws {
     let bad = Message.signal(
       path: "/a", interface: InterfaceName(unchecked: "nodots"), member: "C", body: ["x"])

@@ -52,6 +52,31 @@ package enum MessageCoding {
     return raw
   }
 
+  /// Builds the reply a connection sends to a call it received, whose destination is the
+  /// call's sender as libdbus read it (so valid); the caller owns the returned reference.
+  ///
+  /// A reply of at most one argument of a basic type has two or three header fields and
+  /// one append, which cost less through libdbus's setters than marshalling the message
+  /// and having libdbus validate it all again: a `GetState` reply (`t`) takes about 12,700
+  /// instructions that way against 17,300 (callgrind, libdbus 1.14), as much as the C
+  /// service's `dbus_message_new_method_return` and `dbus_message_append_args`. Larger
+  /// replies go through ``makeRaw(_:)``.
+  ///
+  /// - Throws: As ``makeRaw(_:)``.
+  package static func makeRawReply(_ reply: Message) throws(DBusError) -> OpaquePointer {
+    let small =
+      reply.kind != .methodCall && reply.kind != .signal && reply.path == nil
+      && reply.interface == nil && reply.member == nil && reply.sender == nil
+      && reply.body.count <= 1
+      && reply.body.allSatisfy {
+        switch $0 {
+        case .array, .dictionary, .structure, .variant, .bytes: false
+        default: true
+        }
+      }
+    return small ? try makeRawThroughIterators(reply) : try makeRaw(reply)
+  }
+
   /// Builds a libdbus message from `message` with libdbus's setters and iterators, as C
   /// code does; the caller owns the returned reference.
   ///

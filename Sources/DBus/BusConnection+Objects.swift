@@ -142,7 +142,7 @@ extension BusConnection {
       reply = call.makeErrorReply(error)
     }
     do {
-      try send(built: OutgoingMessage(raw: try MessageCoding.makeRawReply(reply)))
+      try send(reply)
     } catch {
       try? send(call.makeErrorReply(error))
     }

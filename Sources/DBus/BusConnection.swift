@@ -379,11 +379,7 @@ public actor BusConnection {
   /// - Throws: ``DBusError`` when the message is malformed, the connection is closed, or
   ///   more than ``maximumQueuedMessages`` are waiting (``DBusError/Name/limitsExceeded``).
   public nonisolated func send(_ message: Message) throws(DBusError) {
-    try send(built: OutgoingMessage(raw: try MessageCoding.makeRaw(message)))
-  }
-
-  /// ``send(_:)`` for a message already built, which it takes over.
-  nonisolated func send(built: OutgoingMessage) throws(DBusError) {
+    let built = OutgoingMessage(raw: try MessageCoding.makeRaw(message))
     let result = outgoing.withLock { $0.send(built) }
     switch result {
     case .sent(let complete):

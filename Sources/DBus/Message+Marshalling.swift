@@ -31,12 +31,13 @@ extension Message {
     return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
   }
 
-  /// ``builtForSending()`` for a reply a connection sends to a call it received
-  /// (``MessageCoding/makeRawReply(_:)``, which builds small replies with libdbus's setters).
+  /// ``builtForSending()`` through the marshaller and `dbus_message_demarshal` whatever
+  /// the message (``MessageCoding/makeRawThroughMarshaller(_:)``), where ``builtForSending()``
+  /// builds small messages with libdbus's setters.
   ///
   /// - Throws: ``DBusError`` as ``MessageCoding/makeRaw(_:)`` does.
-  package func builtAsReply() throws(DBusError) -> (bytes: [UInt8], serial: UInt32) {
-    let raw = try MessageCoding.makeRawReply(self)
+  package func builtThroughMarshaller() throws(DBusError) -> (bytes: [UInt8], serial: UInt32) {
+    let raw = try MessageCoding.makeRawThroughMarshaller(self)
     defer { dbus_message_unref(raw) }
     return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
   }

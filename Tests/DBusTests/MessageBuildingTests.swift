@@ -46,9 +46,16 @@ struct MessageBuildingTests {
     member: "GetState", destination: "org.notifybus.Notify1", sender: ":1.41", serial: 9,
     body: [.string("bench.state")])
 
-  /// Replies as a connection sends them: small ones through libdbus's setters, the rest
-  /// through the marshaller.
-  static let replies: [Message] = [
+  /// Messages `BusConnection` builds with libdbus's setters (at most one basic argument)
+  /// or through the marshaller (the rest, and names made unchecked that are not valid).
+  static let eitherWay: [Message] = [
+    call,
+    Message.methodCall(
+      destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
+      interface: "org.notifybus.Notify1", member: "SetState", body: ["name", .uint64(1)]),
+    .methodCall(destination: nil, path: "/", interface: nil, member: "Ping"),
+    .signal(path: "/a", interface: "a.b", member: "One", body: [.double(0.5)]),
+    .signal(path: "/a", interface: "a.b", member: "Path", body: [.objectPath("/a")]),
     call.makeReply(body: [.uint64(42)]),
     call.makeReply(),
     call.makeReply(body: [.boolean(true)]),
@@ -63,12 +70,37 @@ struct MessageBuildingTests {
     call.makeErrorReply(DBusError(.accessDenied, "")),
   ]
 
-  /// Whichever way a reply is built, its bytes are the same, and the connection numbers it.
-  @Test(arguments: replies)
-  func aReplyIsBuiltToTheSameBytesEitherWay(_ reply: Message) throws {
-    let built = try reply.builtAsReply()
-    #expect(built.serial == 0)
-    #expect(built.bytes == (try reply.builtForSending().bytes))
+  /// Whichever way a message is built, its bytes are the same, and the connection numbers
+  /// it when it has none.
+  @Test(arguments: eitherWay)
+  func aMessageIsBuiltToTheSameBytesEitherWay(_ message: Message) throws {
+    let built = try message.builtForSending()
+    #expect(built.serial == message.serial)
+    #expect(built.bytes == (try message.builtThroughMarshaller().bytes))
+    var numbered = message
+    numbered.serial = 5
+    #expect(try numbered.builtForSending() == numbered.builtThroughMarshaller())
+  }
+
+  /// A one-argument message with a name made unchecked that is not valid is refused with
+  /// an error, as the marshaller's path refuses it, not by libdbus's setters stopping the
+  /// program.
+  @Test func anInvalidUncheckedNameInASmallMessageIsRefused() {
+    let bad = [
+      Message.methodCall(
+        destination: BusName(unchecked: "no..name"), path: "/a", interface: "a.b", member: "C",
+        body: ["x"]),
+      .methodCall(
+        destination: nil, path: ObjectPath(unchecked: "/trailing/"), interface: "a.b",
+        member: "C"),
+      .methodCall(
+        destination: nil, path: "/a", interface: "a.b", member: MemberName(unchecked: "a.b")),
+      Message(kind: .methodReturn, destination: BusName(unchecked: "x..y"), replySerial: 3),
+    ]
+    for message in bad {
+      let error = #expect(throws: DBusError.self) { try message.builtForSending() }
+      #expect(error?.message.hasPrefix("libdbus refused the message: ") == true, "\(message)")
+    }
   }
 
   @Test func aNameMadeUncheckedThatLibdbusRefusesIsReportedNotSent() async throws {

@@ -97,7 +97,8 @@ extension BusConnection {
     // Each caller's calls are handled one after another, in the order they arrived: the
     // handler may run off this thread, so without the chain a caller's pipelined calls
     // could overtake each other. Different callers still run concurrently.
-    let previous = call.sender.flatMap { callChains[$0]?.task }
+    // (Not hashed when no caller has a call under way, the usual case.)
+    let previous = callChains.isEmpty ? nil : call.sender.flatMap { callChains[$0]?.task }
     // Answered here only when nothing of this caller is still under way, so that it
     // cannot overtake the caller's earlier calls.
     if previous == nil, let immediate = handlers.immediate {

@@ -172,7 +172,8 @@ final class CLibrary: Sendable {
       fence.isAnswered = true
       return fence.waiters
     }
-    for waiter in waiters { waiter.resume(returning: true) }
+    // A round trip that failed lets no one through: each waiter makes its own.
+    for waiter in waiters { waiter.resume(returning: routed) }
   }
 
   /// A round trip on the posting connection, under way, and the calls waiting for it.

@@ -258,6 +258,9 @@ static bool add_match(DBusConnection *connection, const char *rule) {
 /// may start a name's count over when it forgets it; this one remembers one name).
 struct poster {
   DBusConnection *bus;
+  /// The write end of the pipe that wakes the connection's thread, or -1 when it has none
+  /// (each post is then flushed on the posting thread).
+  int wake;
   uint64_t sequence;
   char last_name[MAX_NAME + 1];
   uint64_t name_sequence;
@@ -282,7 +285,16 @@ static dbus_uint32_t post(struct poster *poster, const char *name) {
     serial = 0;
   }
   dbus_message_unref(message);
-  dbus_connection_flush(poster->bus);
+  // libdbus wrote the message at once unless another thread held the connection's I/O
+  // path (its own thread, reading): then that thread writes it, woken. A flush would read
+  // too, taking messages into the queue behind the back of the thread that polls.
+  if (poster->wake < 0) {
+    dbus_connection_flush(poster->bus);
+  } else if (dbus_connection_has_messages_to_send(poster->bus)) {
+    char byte = 0;
+    ssize_t written = write(poster->wake, &byte, 1);
+    (void)written;
+  }
   return serial;
 }
 
@@ -316,18 +328,28 @@ static const char *posted_name(DBusMessage *message, dbus_uint64_t *name_sequenc
   return actual && strcmp(actual, interface) == 0 ? name : NULL;
 }
 
-/// Waits for the connection's socket (or `stop`) without holding libdbus's I/O path, so
-/// that other threads' sends write at once; reads what came; pops each message to
-/// `handle`. Returns false once the connection is lost.
-static bool pump(DBusConnection *connection, _Atomic bool *stop,
+/// A connection's thread: waits for its socket (or `wake`, the read end of a pipe other
+/// threads write to when their post waits in the queue, or -1) without holding libdbus's
+/// I/O path, so that other threads' sends write at once; reads and writes; pops each
+/// message to `handle`. Returns false once the connection is lost.
+static bool pump(DBusConnection *connection, int wake, _Atomic bool *stop,
                  void (*handle)(void *context, DBusMessage *message), void *context) {
   int socket;
   if (!dbus_connection_get_unix_fd(connection, &socket)) return false;
   while (!atomic_load(stop)) {
-    struct pollfd descriptor = {.fd = socket, .events = POLLIN};
-    if (dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_DATA_REMAINS
-        && poll(&descriptor, 1, 100) <= 0) {
-      continue;
+    if (dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_DATA_REMAINS) {
+      bool writes = dbus_connection_has_messages_to_send(connection);
+      struct pollfd descriptors[2] = {
+          {.fd = socket, .events = POLLIN | (writes ? POLLOUT : 0)},
+          {.fd = wake, .events = POLLIN},
+      };
+      int ready = poll(descriptors, wake >= 0 ? 2 : 1, 100);
+      if (wake >= 0 && descriptors[1].revents) {
+        char bytes[64];
+        ssize_t drained = read(wake, bytes, sizeof bytes);
+        (void)drained;
+      }
+      if (ready <= 0) continue;
     }
     if (!dbus_connection_read_write(connection, 0)) return false;
     DBusMessage *message;
@@ -403,6 +425,7 @@ struct bridge {
   struct mosquitto *mqtt;
   pthread_mutex_t io;  // held for every libmosquitto call
   int wake[2];         // wakes the MQTT thread
+  int dbus_wake[2];    // wakes the D-Bus thread
   _Atomic bool stop;
   pthread_t dbus_thread, mqtt_thread;
   bool dbus_started, mqtt_started;
@@ -478,7 +501,7 @@ static void bridge_heard(void *context, DBusMessage *message) {
 
 static void *bridge_dbus_thread(void *argument) {
   struct bridge *bridge = argument;
-  if (!pump(bridge->bus.bus, &bridge->stop, bridge_heard, bridge)) {
+  if (!pump(bridge->bus.bus, bridge->dbus_wake[0], &bridge->stop, bridge_heard, bridge)) {
     pthread_mutex_lock(&bridge->io);
     bridge->failed = true;
     pthread_mutex_unlock(&bridge->io);
@@ -640,6 +663,11 @@ static void bridge_close(struct bridge *bridge) {
   if (!bridge) return;
   atomic_store(&bridge->stop, true);
   if (bridge->wake[1] >= 0) wake_mqtt(bridge);
+  if (bridge->dbus_wake[1] >= 0) {
+    char byte = 0;
+    ssize_t written = write(bridge->dbus_wake[1], &byte, 1);
+    (void)written;
+  }
   if (bridge->mqtt_started) pthread_join(bridge->mqtt_thread, NULL);
   if (bridge->dbus_started) pthread_join(bridge->dbus_thread, NULL);
   if (bridge->mqtt) {
@@ -649,22 +677,26 @@ static void bridge_close(struct bridge *bridge) {
   close_bus(bridge->bus.bus);
   for (int index = 0; index < 2; index++) {
     if (bridge->wake[index] >= 0) close(bridge->wake[index]);
+    if (bridge->dbus_wake[index] >= 0) close(bridge->dbus_wake[index]);
   }
   pthread_cond_destroy(&bridge->changed);
   pthread_mutex_destroy(&bridge->io);
   free(bridge);
 }
 
-static struct bridge *bridge_open(const char *bus, const char *host, int port) {
+static struct bridge *bridge_open(const char *bus, const char *host, int port,
+                                  const char *label) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, (void (*)(void))mosquitto_lib_init);
   struct bridge *bridge = calloc(1, sizeof *bridge);
   if (!bridge) return NULL;
   pthread_mutex_init(&bridge->io, NULL);
   pthread_cond_init(&bridge->changed, NULL);
-  bridge->wake[0] = bridge->wake[1] = -1;
+  bridge->wake[0] = bridge->wake[1] = bridge->dbus_wake[0] = bridge->dbus_wake[1] = -1;
+  bridge->bus.wake = -1;
   unsigned char random[16];
   if (pipe2(bridge->wake, O_CLOEXEC | O_NONBLOCK) != 0
+      || pipe2(bridge->dbus_wake, O_CLOEXEC | O_NONBLOCK) != 0
       || getrandom(random, sizeof random, 0) != sizeof random) {
     bridge_close(bridge);
     return NULL;
@@ -680,6 +712,7 @@ static struct bridge *bridge_open(const char *bus, const char *host, int port) {
     return NULL;
   }
   bridge->own_name = dbus_bus_get_unique_name(bridge->bus.bus);
+  bridge->bus.wake = bridge->dbus_wake[1];
   char id[64];
   snprintf(id, sizeof id, "cbridge-%.16s", bridge->origin);
   bridge->mqtt = mosquitto_new(id, false, bridge);  // clean start off, as notifyd
@@ -704,6 +737,12 @@ static struct bridge *bridge_open(const char *bus, const char *host, int port) {
   close_socket_pair(bridge->mqtt);
   bridge->mqtt_started = pthread_create(&bridge->mqtt_thread, NULL, bridge_mqtt_thread, bridge) == 0;
   bridge->dbus_started = pthread_create(&bridge->dbus_thread, NULL, bridge_dbus_thread, bridge) == 0;
+  // Named for profiles (perf's and top's per-thread views).
+  char thread_name[16];
+  snprintf(thread_name, sizeof thread_name, "cbridge%s-mqtt", label);
+  if (bridge->mqtt_started) pthread_setname_np(bridge->mqtt_thread, thread_name);
+  snprintf(thread_name, sizeof thread_name, "cbridge%s-dbus", label);
+  if (bridge->dbus_started) pthread_setname_np(bridge->dbus_thread, thread_name);
   struct timespec deadline;
   deadline_in(&deadline, 30);
   pthread_mutex_lock(&bridge->io);
@@ -773,7 +812,7 @@ static void handler_heard(void *context, DBusMessage *message) {
 
 static void *handler_thread(void *argument) {
   struct journey *journey = argument;
-  pump(journey->handler, &journey->stop, handler_heard, journey);
+  pump(journey->handler, -1, &journey->stop, handler_heard, journey);
   return NULL;
 }
 
@@ -816,8 +855,9 @@ void *cbridge_open(const char *bus_a, const char *bus_b, const char *host, int p
   sem_init(&journey->handled, 0, 0);
   sem_init(&journey->rate_done, 0, 0);
   journey->queue = dispatch_queue_create("org.notifybus.cbridge.handler", NULL);
-  journey->a = bridge_open(bus_a, host, port);
-  journey->b = journey->a ? bridge_open(bus_b, host, port) : NULL;
+  journey->a = bridge_open(bus_a, host, port, "A");
+  journey->b = journey->a ? bridge_open(bus_b, host, port, "B") : NULL;
+  journey->poster_a.wake = journey->poster_b.wake = -1;
   journey->poster_a.bus = open_bus(bus_a);
   journey->poster_b.bus = open_bus(bus_b);
   journey->handler = open_bus(bus_b);
@@ -833,6 +873,7 @@ void *cbridge_open(const char *bus_a, const char *bus_b, const char *host, int p
   }
   journey->handler_started =
       pthread_create(&journey->handler_thread, NULL, handler_thread, journey) == 0;
+  if (journey->handler_started) pthread_setname_np(journey->handler_thread, "chandler-dbus");
   // Posts until the handler runs for one: both bridges carry posts.
   int64_t give_up = now_ns() + 30 * (int64_t)1000000000;
   bool carried = false;

@@ -25,6 +25,16 @@ import SystemSupport
 /// what the design costs over the C MQTT hop with no NotifyBus code in it; the second peer
 /// of the NotifyBus rows is what NotifyBus costs over that floor.
 ///
+/// First figures (2026-12-02, release, `--repeat 3 bridge` five times, machine under load
+/// 5–10, so indicative only): the NotifyBus hop p50 is the C bridge's within noise
+/// (medians 0.81–1.09x), and "C bridge hop minus local post" reads 0.79–1.44x the C MQTT
+/// hop (NotifyBus's row 0.22–1.23x in the same runs: a difference of two medians, which
+/// load swings). Per post, which load does not move: system calls (strace) C bridge A
+/// 10.5, B 10.7, notifyd A 8.8, B 9.2; mallocs (uprobes) on the D-Bus thread that
+/// publishes, C 11 (all libmosquitto's) and notifyd 17 (6 of them `NameTable.recordPost`'s
+/// dictionary updates), on the thread that receives and posts C 18 and notifyd 12, on the
+/// thread that confirms C 0 and notifyd 6 (`recordPost` again).
+///
 /// `Benchmarks/profile-bridge` counts what each notifyd spends per bridged post, which load
 /// does not move: instructions (callgrind), or with `--syscalls` system calls, wakeups and
 /// CPU time per thread; `--timeline` follows each post through every process.

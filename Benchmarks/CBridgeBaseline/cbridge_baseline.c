@@ -47,6 +47,7 @@
 // The libdispatch functions the handler uses (see CBaseline: no blocks, no headers).
 extern void *dispatch_queue_create(const char *label, void *attributes);
 extern void dispatch_async_f(void *queue, void *context, void (*work)(void *));
+extern void dispatch_sync_f(void *queue, void *context, void (*work)(void *));
 extern void dispatch_release(void *object);
 
 static int64_t now_ns(void) {
@@ -816,11 +817,15 @@ static void *handler_thread(void *argument) {
   return NULL;
 }
 
+static void nothing(void *argument) { (void)argument; }
+
 void cbridge_close(void *handle) {
   struct journey *journey = handle;
   if (!journey) return;
   atomic_store(&journey->stop, true);
   if (journey->handler_started) pthread_join(journey->handler_thread, NULL);
+  // The handlers queued before the thread ended have run once this has.
+  if (journey->queue) dispatch_sync_f(journey->queue, NULL, nothing);
   bridge_close(journey->a);
   bridge_close(journey->b);
   close_bus(journey->handler);

@@ -25,9 +25,9 @@ import SystemSupport
 /// what the design costs over the C MQTT hop with no NotifyBus code in it; the second peer
 /// of the NotifyBus rows is what NotifyBus costs over that floor.
 ///
-/// First figures (2026-12-02, release, `--repeat 3 bridge` five times, machine under load
+/// First figures (2026-12-02, release, `--repeat 3 bridge` six times, machine under load
 /// 5–10, so indicative only): the NotifyBus hop p50 is the C bridge's within noise
-/// (medians 0.81–1.09x), and "C bridge hop minus local post" reads 0.79–1.44x the C MQTT
+/// (medians 0.81–1.09x), and "C bridge hop minus local post" reads 0.79–1.55x the C MQTT
 /// hop (NotifyBus's row 0.22–1.23x in the same runs: a difference of two medians, which
 /// load swings). Per post, which load does not move: system calls (strace) C bridge A
 /// 10.5, B 10.7, notifyd A 8.8, B 9.2; mallocs (uprobes) on the D-Bus thread that

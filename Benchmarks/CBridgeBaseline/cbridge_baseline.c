@@ -329,37 +329,84 @@ static const char *posted_name(DBusMessage *message, dbus_uint64_t *name_sequenc
   return actual && strcmp(actual, interface) == 0 ? name : NULL;
 }
 
-/// A connection's thread: waits for its socket (or `wake`, the read end of a pipe other
-/// threads write to when their post waits in the queue, or -1) without holding libdbus's
-/// I/O path, so that other threads' sends write at once; reads and writes; pops each
-/// message to `handle`. Returns false once the connection is lost.
+/// The watches libdbus asks a connection's thread to poll.
+struct watches {
+  DBusWatch *list[4];
+  int count;
+};
+
+static dbus_bool_t watch_added(DBusWatch *watch, void *data) {
+  struct watches *watches = data;
+  if (watches->count == 4) return FALSE;
+  watches->list[watches->count++] = watch;
+  return TRUE;
+}
+
+static void watch_removed(DBusWatch *watch, void *data) {
+  struct watches *watches = data;
+  for (int index = 0; index < watches->count; index++) {
+    if (watches->list[index] == watch) {
+      watches->list[index] = watches->list[--watches->count];
+      return;
+    }
+  }
+}
+
+static void watch_toggled(DBusWatch *watch, void *data) { (void)watch, (void)data; }
+
+/// A connection's thread: pops each message to `handle`, then polls what libdbus's watches
+/// ask for (and `wake`, the read end of a pipe other threads write to when their post waits
+/// in the queue, or -1) without holding libdbus's I/O path, so that other threads' sends
+/// write at once, and hands libdbus what is ready (dbus_watch_handle: one read, no poll of
+/// its own). Returns false once the connection is lost.
 static bool pump(DBusConnection *connection, int wake, _Atomic bool *stop,
                  void (*handle)(void *context, DBusMessage *message), void *context) {
-  int socket;
-  if (!dbus_connection_get_unix_fd(connection, &socket)) return false;
-  while (!atomic_load(stop)) {
-    if (dbus_connection_get_dispatch_status(connection) != DBUS_DISPATCH_DATA_REMAINS) {
-      bool writes = dbus_connection_has_messages_to_send(connection);
-      struct pollfd descriptors[2] = {
-          {.fd = socket, .events = POLLIN | (writes ? POLLOUT : 0)},
-          {.fd = wake, .events = POLLIN},
-      };
-      int ready = poll(descriptors, wake >= 0 ? 2 : 1, 100);
-      if (wake >= 0 && descriptors[1].revents) {
-        char bytes[64];
-        ssize_t drained = read(wake, bytes, sizeof bytes);
-        (void)drained;
-      }
-      if (ready <= 0) continue;
-    }
-    if (!dbus_connection_read_write(connection, 0)) return false;
+  struct watches watches = {.count = 0};
+  if (!dbus_connection_set_watch_functions(connection, watch_added, watch_removed, watch_toggled,
+                                           &watches, NULL)) {
+    return false;
+  }
+  bool connected = true;
+  while (connected && !atomic_load(stop)) {
     DBusMessage *message;
     while ((message = dbus_connection_pop_message(connection)) != NULL) {
       handle(context, message);
       dbus_message_unref(message);
     }
+    struct pollfd descriptors[5];
+    DBusWatch *polled[4];
+    int count = 0;
+    for (int index = 0; index < watches.count; index++) {
+      DBusWatch *watch = watches.list[index];
+      if (!dbus_watch_get_enabled(watch)) continue;
+      unsigned flags = dbus_watch_get_flags(watch);
+      descriptors[count] = (struct pollfd){
+          .fd = dbus_watch_get_unix_fd(watch),
+          .events = (flags & DBUS_WATCH_READABLE ? POLLIN : 0)
+                  | (flags & DBUS_WATCH_WRITABLE ? POLLOUT : 0),
+      };
+      polled[count++] = watch;
+    }
+    descriptors[count] = (struct pollfd){.fd = wake, .events = POLLIN};
+    if (poll(descriptors, (nfds_t)(count + (wake >= 0 ? 1 : 0)), 100) <= 0) continue;
+    if (wake >= 0 && descriptors[count].revents) {
+      char bytes[64];
+      ssize_t drained = read(wake, bytes, sizeof bytes);
+      (void)drained;
+    }
+    for (int index = 0; index < count; index++) {
+      short ready = descriptors[index].revents;
+      if (!ready) continue;
+      unsigned flags = (ready & POLLIN ? DBUS_WATCH_READABLE : 0)
+                     | (ready & POLLOUT ? DBUS_WATCH_WRITABLE : 0)
+                     | (ready & POLLERR ? DBUS_WATCH_ERROR : 0)
+                     | (ready & POLLHUP ? DBUS_WATCH_HANGUP : 0);
+      dbus_watch_handle(polled[index], flags);
+    }
+    connected = dbus_connection_get_is_connected(connection);
   }
-  return true;
+  dbus_connection_set_watch_functions(connection, NULL, NULL, NULL, NULL, NULL);
+  return connected;
 }
 
 // MARK: - The duplicate window (bridge.md, "No echo, no loops, once per host")

@@ -30,10 +30,12 @@ import SystemSupport
 /// (medians 0.81–1.09x), and "C bridge hop minus local post" reads 0.79–1.55x the C MQTT
 /// hop (NotifyBus's row 0.22–1.23x in the same runs: a difference of two medians, which
 /// load swings). Per post, which load does not move: system calls (strace) C bridge A
-/// 10.5, B 10.7, notifyd A 8.8, B 9.2; mallocs (uprobes) on the D-Bus thread that
-/// publishes, C 11 (all libmosquitto's) and notifyd 17 (6 of them `NameTable.recordPost`'s
-/// dictionary updates), on the thread that receives and posts C 18 and notifyd 12, on the
-/// thread that confirms C 0 and notifyd 6 (`recordPost` again).
+/// 8.2, B 9.2, notifyd A 8.8, B 9.2 (`profile-bridge --syscalls`); mallocs (uprobes,
+/// `profile-bridge --allocations`) on the D-Bus thread that publishes, C 11 (all
+/// libmosquitto's) and notifyd 17 (6 of them `NameTable.recordPost`'s dictionary
+/// updates), on the thread that receives and posts C 18 and notifyd 12, on the thread that
+/// confirms C 0 and notifyd 6 (`recordPost` again); pthread mutex locks C 80, 13, 37 and
+/// 76, notifyd 72, 13, 62 and 66.
 ///
 /// `Benchmarks/profile-bridge` counts what each notifyd spends per bridged post, which load
 /// does not move: instructions (callgrind), or with `--syscalls` system calls, wakeups and

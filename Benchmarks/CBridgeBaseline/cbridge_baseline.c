@@ -330,6 +330,15 @@ static const char *posted_name(DBusMessage *message, dbus_uint64_t *name_sequenc
 }
 
 /// The watches libdbus asks a connection's thread to poll.
+///
+/// Read by the pump's thread without a lock, which is safe here and not in general: only
+/// the pump's thread sets the watch functions and adds watches (at once, in
+/// `dbus_connection_set_watch_functions`); another thread's send can only toggle the write
+/// watch (libdbus sets the flag itself, under its connection lock, before calling
+/// `watch_toggled`), and a toggle made while the pump polls is covered by the wake pipe
+/// those threads write to; watches are removed only when the connection closes, after
+/// `bridge_close` and `cbridge_close` have joined the pump's thread. A pump whose
+/// connection other threads may close needs the list and the flags under one lock.
 struct watches {
   DBusWatch *list[4];
   int count;
@@ -478,7 +487,6 @@ struct bridge {
   pthread_t dbus_thread, mqtt_thread;
   bool dbus_started, mqtt_started;
   // With `io` held:
-  bool reading;                  // the MQTT thread reads: nothing else writes
   bool holding;                  // posts made for messages read wait for their own copy
   dbus_uint32_t awaited_serial;  // the last of them
   dbus_uint32_t returned_serial; // the last own copy that came back
@@ -510,7 +518,7 @@ static void publish_post(struct bridge *bridge, const char *name) {
                                      bridge->origin);
   mosquitto_property_add_string_pair(&properties, MQTT_PROP_USER_PROPERTY, "notifybus-sequence",
                                      sequence);
-  bool queue_only = bridge->reading || bridge->holding;
+  bool queue_only = bridge->holding;
   if (queue_only) mosquitto_threaded_set(bridge->mqtt, true);
   int code = mosquitto_publish_v5(bridge->mqtt, NULL, topic, 1, "1", 1, false, properties);
   if (queue_only) mosquitto_threaded_set(bridge->mqtt, false);
@@ -533,8 +541,7 @@ static void bridge_heard(void *context, DBusMessage *message) {
     pthread_mutex_lock(&bridge->io);
     bridge->returned_serial = dbus_message_get_serial(message);
     bool unfinished = false;
-    if (bridge->holding && !bridge->reading
-        && bridge->returned_serial >= bridge->awaited_serial) {
+    if (bridge->holding && bridge->returned_serial >= bridge->awaited_serial) {
       bridge->holding = false;
       int code = MOSQ_ERR_SUCCESS;
       if (mosquitto_want_write(bridge->mqtt)) code = mosquitto_loop_write(bridge->mqtt, 1);
@@ -687,11 +694,9 @@ static void *bridge_mqtt_thread(void *argument) {
     int code = MOSQ_ERR_SUCCESS;
     pthread_mutex_lock(&bridge->io);
     if (descriptors[0].revents & (POLLIN | POLLERR | POLLHUP)) {
-      bridge->reading = true;
       mosquitto_threaded_set(bridge->mqtt, true);
       code = mosquitto_loop_read(bridge->mqtt, 1);
       mosquitto_threaded_set(bridge->mqtt, false);
-      bridge->reading = false;
     }
     if (bridge->holding && bridge->returned_serial >= bridge->awaited_serial) {
       bridge->holding = false;
@@ -826,6 +831,7 @@ struct journey {
   uint64_t gaps;
   _Atomic long received;
   _Atomic long rate_target;
+  _Atomic int64_t rate_end;  // when the handler ran for the last post of a rate run
   sem_t rate_done;
 };
 
@@ -833,6 +839,12 @@ static void run_handler(void *argument) {
   struct journey *journey = argument;
   atomic_store(&journey->handled_at, now_ns());
   sem_post(&journey->handled);
+}
+
+static void rate_finished(void *argument) {
+  struct journey *journey = argument;
+  atomic_store(&journey->rate_end, now_ns());
+  sem_post(&journey->rate_done);
 }
 
 static void handler_heard(void *context, DBusMessage *message) {
@@ -852,7 +864,8 @@ static void handler_heard(void *context, DBusMessage *message) {
   long received = atomic_fetch_add(&journey->received, 1) + 1;
   long target = atomic_load(&journey->rate_target);
   if (target > 0) {
-    if (received == target) sem_post(&journey->rate_done);
+    // The end is stamped in a handler on the queue, as the NotifyBus rate's is.
+    if (received == target) dispatch_async_f(journey->queue, journey, rate_finished);
     return;
   }
   dispatch_async_f(journey->queue, journey, run_handler);
@@ -970,7 +983,7 @@ double cbridge_hop_rate(void *handle, int count) {
   deadline_in(&deadline, 120);
   int result;
   while ((result = sem_timedwait(&journey->rate_done, &deadline)) != 0 && errno == EINTR) {}
-  double seconds = (double)(now_ns() - start) / 1e9;
+  double seconds = (double)(atomic_load(&journey->rate_end) - start) / 1e9;
   atomic_store(&journey->rate_target, 0);
   if (result != 0) {
     fprintf(stderr, "cbridge: the handler saw %ld of %d posts\n",

@@ -26,6 +26,12 @@ struct NameTable {
     var lastUse: UInt64 = 0
     /// When the last post was seen, in nanoseconds since the epoch; 0 when never.
     var lastPostTime: UInt64 = 0
+
+    mutating func recordPost(at time: UInt64, use: UInt64) {
+      postCount += 1
+      lastUse = use
+      lastPostTime = time
+    }
   }
 
   private(set) var entries: [NotifyName: Entry] = [:]
@@ -64,15 +70,24 @@ struct NameTable {
     return setState(value, of: name, at: time) ? true : nil
   }
 
+  /// Counts a post of `name` seen at `time` (nanoseconds since the epoch).
+  ///
+  /// A known name's entry is updated in place, found once: every post of every name a
+  /// bridge carries comes through here, on the thread that reads the bus.
   mutating func recordPost(of name: NotifyName, at time: UInt64) {
+    if let index = entries.index(forKey: name) {
+      clock += 1
+      entries.values[index].recordPost(at: time, use: clock)
+      return
+    }
     guard makeRoom(for: name) else {
       untrackedPosts += 1
       return
     }
     clock += 1
-    entries[name, default: Entry()].postCount += 1
-    entries[name]?.lastUse = clock
-    entries[name]?.lastPostTime = time
+    var entry = Entry()
+    entry.recordPost(at: time, use: clock)
+    entries[name] = entry
   }
 
   /// Loads records read from the state file; a record whose name is not a valid notify

@@ -27,8 +27,9 @@ int cbridge_hop_samples(void *journey, int count, double *samples);
 /// The same posts made on bus B itself (the same handler): the local post the hop contains.
 int cbridge_local_samples(void *journey, int count, double *samples);
 
-/// Posts `count` names on bus A as fast as the bus takes them and returns how many the
-/// handler's connection received per second, or a negative value on error.
+/// Posts `bench.cbridge.hop` `count` times on bus A as fast as the bus takes them and
+/// returns how many reached bus B per second, up to a handler on the queue run for the
+/// last one, or a negative value on error.
 double cbridge_hop_rate(void *journey, int count);
 
 /// Stops and frees everything cbridge_open started.

@@ -180,6 +180,16 @@ extension Spool {
     segmentWriter.waitForPreparation()
   }
 
+  /// Waits until this instance runs nothing beside its callers.
+  ///
+  /// That is: no flush of `delivered.keys` beside a drain, no segment being taken ahead of
+  /// need. The handoff benchmark calls it between a block of shares and a block of its C
+  /// peer's items, so that neither side's work lands in the other's figures.
+  package func waitUntilIdle() {
+    deliveredFlush.wait()
+    segmentWriter.waitForPreparation()
+  }
+
   /// Makes a record that ``writeRecord(payload:id:)`` wrote durable.
   ///
   /// One `fdatasync` of its segment, perhaps shared with other threads. Only when this returns is the entry

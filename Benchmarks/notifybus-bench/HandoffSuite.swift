@@ -37,25 +37,27 @@ import Synchronization
 ///   in the same thread (throughput only): what the doorbell and the codec add.
 ///
 /// How the handoff and the Maildir peer share the run. Both write to the same file system,
-/// whose journal commits, writeback and the other processes of a loaded machine come in
-/// bursts of tens of milliseconds; the Maildir peer waits for the disk in every item
-/// (`fdatasync`, `fsync`), the handoff only beside its shares. Measured one after the other
-/// (400 shares, then 400 items, until 2026-12-02), a burst landed on one side only: the
-/// peer's p99 read 674 µs and 16,091 µs in runs minutes apart, and the p99 of 400 samples
-/// is the 4th-slowest, one burst. So both stay open for the whole run (one sender and one
-/// importer, one Maildir and its reader) and take turns in blocks of ``block`` items, the
-/// handoff first in every other pair (H M, M H, H M, …), so that a burst, or the machine
-/// speeding up or slowing down, falls on both alike; each side gives ``latencySamples``
-/// samples, so that its p99 is the 20th-slowest, not one burst. Between blocks the side
-/// that ran is let finish what it does beside its items: the handoff's drain returns and
-/// its flushes beside the drain and the segment it takes ahead end
-/// (`Spool.waitUntilIdle`); the Maildir peer has nothing left once its reader answered.
-/// That keeps one side's leftovers out of the other's figures; it also keeps the handoff's
-/// own out of the first share of its next block (a flush beside the drain starts after
-/// every 32nd share: no share waits for it, but it runs beside the next ones).
-/// The sustained rows take turns the same way, in ``throughputRounds`` rounds a side,
-/// their times added. The warm-up runs both sides first; the seeds' pattern, a second peer
-/// far behind, is measured once before.
+/// whose journal commits, writeback and the other processes of a loaded machine come in bursts
+/// of tens of milliseconds; the Maildir peer waits for the disk in every item (`fdatasync`,
+/// `fsync`), the handoff only beside its shares. Measured one after the other (400 shares,
+/// then 400 items, until 2026-12-02), a burst landed on one side only: the peer's p99 read 674
+/// µs and 16,091 µs in runs minutes apart, and the p99 of 400 samples is the 4th-slowest, one
+/// burst. So both stay open for the whole run (one sender and one importer, one Maildir and
+/// its reader) and take turns of ``block`` items, the handoff first in every other pair (H M,
+/// M H, H M, …), so that a burst, or the machine speeding up or slowing down, falls on both
+/// alike; each side gives ``latencySamples`` samples, so that its p99 is the 20th-slowest, not
+/// one burst. The first item of each turn is run and not counted, for both: it comes after a
+/// pause (the other side's turn) with colder caches and a CPU perhaps gone idle, which a run
+/// of one side alone does not have (traced under load, 2026-12-02: the handoff's first shares
+/// of a turn had a median of 2.0 ms, the others 1.5–1.9 ms). Between turns the side that ran
+/// is let finish what it does beside its items: the handoff's drain returns and its flushes
+/// beside the drain and the segment it takes ahead end (`Spool.waitUntilIdle`); the Maildir
+/// peer has nothing left once its reader answered. That keeps one side's leftovers out of the
+/// other's figures; it also keeps the handoff's own out of the first share of its next turn (a
+/// flush beside the drain starts after every 32nd share: no share waits for it, but it runs
+/// beside the next ones). The sustained rows take turns the same way, in ``throughputRounds``
+/// rounds a side, their times added. The warm-up runs both sides first; the seeds' pattern, a
+/// second peer far behind, is measured once before.
 ///
 /// What the slowest shares waited on (`Benchmarks/profile-handoff`, 400 shares a run, machine
 /// loaded 6–10 by other builds, 2026-12-01/02). Before: share 0 waited for its segment to be
@@ -70,7 +72,7 @@ import Synchronization
 /// not show.
 enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
-  /// Items a side runs before the other takes its turn.
+  /// Items a side counts in each of its turns (a turn runs one more first, not counted).
   static let block = 25
   /// The sustained rows' rounds a side.
   static let throughputRounds = 4
@@ -91,8 +93,9 @@ enum HandoffSuite: BenchmarkSuite {
 
     let handoff = try await HandoffPeer(bus)
     defer { handoff.remove() }
+    let turns = latencyCount / block
     let maildir = try MaildirPeer(
-      capacity: warmUp.latency + warmUp.throughput + latencyCount + throughputCount)
+      capacity: warmUp.latency + warmUp.throughput + turns * (block + 1) + throughputCount)
     defer { maildir.close() }
     // Warm up both; discard the figures. The measured shares are numbered from 0 again.
     _ = try await handoff.latency(0..<warmUp.latency)
@@ -104,18 +107,20 @@ enum HandoffSuite: BenchmarkSuite {
 
     var handoffLatencies: [Double] = []
     var maildirLatencies: [Double] = []
-    try await alternate(latencyCount / block) { turn in
-      handoffLatencies += try await handoff.latency((turn * block)..<((turn + 1) * block))
+    // Each turn's first item comes after the other side's turn and is not counted.
+    try await alternate(turns) { turn in
+      let first = turn * (block + 1)
+      handoffLatencies += try await handoff.latency(first..<(first + block + 1)).dropFirst()
       try await handoff.settle()
     } maildir: { _ in
-      maildirLatencies += try maildir.latency(block)
+      maildirLatencies += try maildir.latency(block + 1).dropFirst()
     }
     mark("start", -1)
     var handoffSeconds = 0.0
     var maildirSeconds = 0.0
     let round = throughputCount / throughputRounds
     try await alternate(throughputRounds) { turn in
-      let first = latencyCount + turn * round
+      let first = turns * (block + 1) + turn * round
       handoffSeconds += try await handoff.throughput(first..<(first + round))
       try await handoff.settle()
     } maildir: { _ in

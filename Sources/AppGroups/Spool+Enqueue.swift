@@ -174,6 +174,17 @@ extension Spool {
     segmentWriter.prepareAhead()
   }
 
+  /// Takes the quota check's listing ahead of need, on a Dispatch thread, so that an
+  /// enqueue soon after (within ``usageListingLifetime``) lists nothing before its entry is
+  /// readable.
+  ///
+  /// Optional: an enqueue that finds no listing young enough takes one itself (or waits for
+  /// the one being taken). The handoff's sender calls this when it is made, for its first
+  /// share: an extension usually sends one share, at once.
+  public func prepareQuotaListing() {
+    DispatchQueue.global(qos: .utility).async { self.refreshUsageAhead() }
+  }
+
   /// Waits until no thread of this process is taking a segment for this instance ahead of
   /// need (``prepareSegment()``).
   package func waitForSegmentPreparation() {

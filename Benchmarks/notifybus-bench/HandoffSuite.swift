@@ -77,6 +77,7 @@ enum HandoffSuite: BenchmarkSuite {
   /// The sustained rows' rounds a side.
   static let throughputRounds = 4
 
+  /// The latency samples each side counts: 2000 at scale 1, a whole number of turns.
   static func latencySamples(scale: Double) -> Int {
     max(4 * block, Int(2000 * scale)) / block * block
   }

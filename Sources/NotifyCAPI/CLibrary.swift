@@ -54,6 +54,9 @@ final class CLibrary: Sendable {
   /// How many of those posts an ordering fence (``letPostsThrough()``) has seen routed: the
   /// count a round trip that ended had read before it went out.
   private let postsRouted = Atomic<UInt64>(0)
+  /// The fence most recently sent, while it is under way: a call whose posts it covers
+  /// waits for its answer instead of making a round trip of its own.
+  private let latestFence = Mutex<Fence?>(nil)
   /// Serializes connection attempts, so concurrent first calls make one connection.
   private let connecting = Mutex<Void>(())
   /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
@@ -134,19 +137,57 @@ final class CLibrary: Sendable {
   /// signal before the answer to anything asked afterwards. Costs nothing when every post
   /// was seen routed already.
   ///
-  /// Posts are counted, not flagged: a thread must not take a fence another thread has
-  /// under way for its own, since that round trip may end after this thread's call went
-  /// out. Each thread whose posts are not all seen routed makes its own round trip.
+  /// Posts are counted, not flagged: a round trip lets through the posts counted before it
+  /// went out, and no others. A call waits for a round trip under way when that one covers
+  /// every post it must let through (threads that post and then register at once share
+  /// one), and otherwise makes its own.
   func letPostsThrough() async {
     let made = postsMade.load(ordering: .acquiring)
     guard postsRouted.load(ordering: .relaxed) < made else { return }
     let (posting, registering) = centers.withLock { ($0.posting, $0.registering) }
     guard let posting, posting !== registering else { return }
+    if latestFence.withLock({ $0?.covers(made) == true }) {
+      let joined = await withCheckedContinuation { continuation in
+        latestFence.withLock { latest in
+          guard let latest, latest.covers(made) else {
+            return continuation.resume(returning: false)
+          }
+          latest.waiters.append(continuation)
+        }
+      }
+      if joined { return }
+    }
+    // Counted before the round trip is queued: every post counted here was queued before it.
+    let fence = latestFence.withLock { latest in
+      let fence = Fence(posts: postsMade.load(ordering: .acquiring))
+      latest = fence
+      return fence
+    }
     // A bus that is gone fails the round trip; the call that follows reports it, and the
     // next call makes the round trip again.
-    guard (try? await posting.synchronize()) != nil else { return }
-    // The round trip went out after the `made` posts were queued, so they are routed.
-    postsRouted.max(made, ordering: .relaxed)
+    let routed = (try? await posting.synchronize()) != nil
+    if routed { postsRouted.max(fence.posts, ordering: .relaxed) }
+    let waiters = latestFence.withLock { latest in
+      if latest === fence { latest = nil }
+      fence.isAnswered = true
+      return fence.waiters
+    }
+    for waiter in waiters { waiter.resume(returning: true) }
+  }
+
+  /// A round trip on the posting connection, under way, and the calls waiting for it.
+  ///
+  /// Its fields are only touched with ``latestFence`` held.
+  private final class Fence: @unchecked Sendable {
+    /// How many posts had been counted before it was queued.
+    let posts: UInt64
+    var waiters: [CheckedContinuation<Bool, Never>] = []
+    var isAnswered = false
+
+    init(posts: UInt64) { self.posts = posts }
+
+    /// Whether its answer lets through the first `count` posts.
+    func covers(_ count: UInt64) -> Bool { !isAnswered && posts >= count }
   }
 
   /// The registering center, if one was made; token functions never connect, since a

@@ -33,8 +33,10 @@ struct HandoffSendOrderTests {
       monitor.kill()
       monitor.wait()
     }
+    // Its output is read on a Dispatch thread: the send needs the concurrency pool meanwhile.
+    let reader = MonitorReader(monitor)
     // dbus-monitor is monitoring once it has given up the name the bus gave it.
-    let ready = readLines(monitor, milliseconds: 10_000) { $0.contains("member=NameLost") }
+    let ready = await reader.lines(milliseconds: 10_000) { $0.contains("member=NameLost") }
     try #require(ready.last?.contains("member=NameLost") == true, "\(ready)")
 
     let flushing = Mutex(false)
@@ -53,7 +55,7 @@ struct HandoffSendOrderTests {
           attachments: [ItemProvider(url: URL(string: "https://example.com/order")!)])
       ])
     }
-    var lines = readLines(monitor, milliseconds: 10_000) { $0.contains("member=Posted") }
+    var lines = await reader.lines(milliseconds: 10_000) { $0.contains("member=Posted") }
     #expect(lines.last?.contains("member=Posted") == true, "the doorbell: \(lines)")
     let deadline = ContinuousClock.now + .seconds(10)
     while !flushing.withLock({ $0 }) && ContinuousClock.now < deadline {
@@ -61,11 +63,11 @@ struct HandoffSendOrderTests {
     }
     #expect(flushing.withLock { $0 }, "the flush began")
     // While the flush is held, no round trip.
-    let early = readLines(monitor, milliseconds: 500) { $0.contains("member=Ping") }
+    let early = await reader.lines(milliseconds: 500) { $0.contains("member=Ping") }
     #expect(
       !early.contains { $0.contains("member=Ping") }, "a round trip before the flush: \(early)")
     released.signal()
-    lines = readLines(monitor, milliseconds: 10_000) { $0.contains("member=Ping") }
+    lines = await reader.lines(milliseconds: 10_000) { $0.contains("member=Ping") }
     #expect(lines.last?.contains("member=Ping") == true, "the round trip after it: \(lines)")
     _ = try await send.value
     let spool = try Spool(container: fixture.container(), name: HandoffSender.defaultSpoolName)
@@ -88,5 +90,19 @@ struct HandoffSendOrderTests {
       try await Task.sleep(for: .milliseconds(5))
     }
     #expect(sender.spool.usageCache.withLock { $0?.entries } == 1, "the listing saw the share")
+  }
+}
+
+/// Reads a child's lines on a Dispatch thread (``readLines(_:milliseconds:until:)``), one
+/// read at a time, so that a test waiting for them leaves the concurrency pool free.
+private final class MonitorReader: @unchecked Sendable {
+  private let process: Subprocess
+
+  init(_ process: Subprocess) { self.process = process }
+
+  func lines(milliseconds: Int, until predicate: @escaping @Sendable (String) -> Bool) async
+    -> [String]
+  {
+    await runBlocking { readLines(self.process, milliseconds: milliseconds, until: predicate) }
   }
 }

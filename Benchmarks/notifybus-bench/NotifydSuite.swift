@@ -18,8 +18,9 @@ import SystemSupport
 /// client does the same from a task on its connection's executor
 /// (`BusConnection.taskExecutor`). A row without a target gives the same calls made from
 /// the main actor, which a reply reaches through one more thread. Two more rows split the
-/// difference: the Swift client calling the C service, and the C client calling notifyd. The
-/// second peer is the same client and service written on sd-bus.
+/// difference: the Swift client calling the C service (from its connection's executor too,
+/// as the target row's client calls), and the C client calling notifyd. The second peer is
+/// the same client and service written on sd-bus.
 enum NotifydSuite: BenchmarkSuite {
   static let name = "notifyd"
 
@@ -71,11 +72,13 @@ enum NotifydSuite: BenchmarkSuite {
         interface: "org.notifybus.CBaseline", member: "GetState", body: [.string("bench.state")])
       let connection = center.connection
       swiftToC.append(
-        try await measure(count) {
-          guard try await connection.call(call).body.first == .uint64(42) else {
-            throw DBusError(.failed, "the C service answered a wrong state")
+        try await Task(executorPreference: connection.taskExecutor) {
+          try await measure(count) {
+            guard try await connection.call(call).body.first == .uint64(42) else {
+              throw DBusError(.failed, "the C service answered a wrong state")
+            }
           }
-        })
+        }.value)
       cToSwift.append(
         try cRoundTrips(
           bus.address, service: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
@@ -176,9 +179,10 @@ extension NotifydSuite {
   /// calls to warm up, prints `ready`, waits for a line on standard input, makes `COUNT`
   /// `GetState` calls to notifyd or to the C service, one at a time, prints `done <ns>` and
   /// waits for standard input to end. `MODE` says where the Swift caller runs:
-  /// `task-executor` (a task on the connection's executor, the target row), `main-actor`,
-  /// `pool` (the global concurrent pool); `c-client` makes the calls with C libdbus, the
-  /// baseline.
+  /// `task-executor` (a task on the connection's executor), `center` (the target row's
+  /// caller: `NotifyCenter.state(of:)` from a task on its connection's executor; notifyd
+  /// only), `main-actor`, `pool` (the global concurrent pool); `c-client` makes the calls
+  /// with C libdbus, the baseline.
   static func child(_ arguments: [String]) async throws {
     let address = try BusAddress(arguments[1])
     switch arguments[0] {
@@ -223,6 +227,31 @@ extension NotifydSuite {
       print("done \(MonotonicClock.now - start)")
       fflush(stdout)
       while readLine() != nil {}
+      return
+    }
+    if mode == "center" {
+      // The target row's caller: NotifyCenter.state(of:) from a task on its connection's
+      // executor.
+      let center = try await NotifyCenter.connect(to: .address(address))
+      let calls: @Sendable (Int) async throws -> Void = { count in
+        try await Task(executorPreference: center.connection.taskExecutor) {
+          for _ in 0..<count {
+            guard try await center.state(of: "bench.state") == 42 else {
+              throw DBusError(.failed, "notifyd answered a wrong state")
+            }
+          }
+        }.value
+      }
+      try await calls(100)
+      print("ready")
+      fflush(stdout)
+      _ = await Task.detached { readLine() }.value
+      let start = MonotonicClock.now
+      try await calls(count)
+      print("done \(MonotonicClock.now - start)")
+      fflush(stdout)
+      _ = await Task.detached { while readLine() != nil {} }.value
+      await center.close()
       return
     }
     let connection = try await BusConnection.connect(to: .address(address))

@@ -2,9 +2,24 @@
 /// body, or throws a ``DBusError`` that is sent back as an error reply.
 public typealias MethodHandler = @Sendable (Message) async throws(DBusError) -> [DBusValue]
 
+/// A method handler that answers a call at once, on the connection's thread, while the
+/// call is being dispatched: it returns the reply's body, throws a ``DBusError`` that is
+/// sent back as an error reply, or returns `nil` to hand the call to the interface's
+/// ``MethodHandler``.
+///
+/// It runs inside libdbus's dispatch on the connection's thread, so it must not block; it
+/// may send, and what it sends goes out before its reply.
+public typealias ImmediateMethodHandler = @Sendable (Message) throws(DBusError) -> [DBusValue]?
+
+/// How an exported interface answers its calls.
+struct InterfaceHandlers {
+  var immediate: ImmediateMethodHandler?
+  var handler: MethodHandler
+}
+
 /// An object this connection serves at a path.
 struct ExportedObject {
-  var interfaces: [InterfaceName: MethodHandler]
+  var interfaces: [InterfaceName: InterfaceHandlers]
   var introspection: [InterfaceName: String]
 }
 
@@ -12,9 +27,13 @@ extension BusConnection {
   /// Serves method calls for `interface` on the object at `path`.
   ///
   /// Each call runs `handler` in a new task; its result becomes the reply (unless the
-  /// caller asked for none). One caller's calls are handled in the order they arrived,
-  /// each after the previous one finished; calls from different callers run
-  /// concurrently. Calls to an interface the object does not have get
+  /// caller asked for none). With `immediately`, a call is first offered to it on the
+  /// connection's thread as it is dispatched, when no earlier call of the same caller is
+  /// still being handled: what it answers is the reply, sent at once, without a task or a
+  /// turn of the loop; when it returns `nil`, the call goes to `handler` as above. One
+  /// caller's calls are handled in the order they arrived, each after the previous one
+  /// finished; calls from different callers run concurrently. Calls to an interface the
+  /// object does not have get
   /// ``DBusError/Name/unknownInterface``. `org.freedesktop.DBus.Introspectable` is
   /// answered from `introspectionXML` (the `<interface>` elements), and
   /// `org.freedesktop.DBus.Peer` by libdbus.
@@ -23,15 +42,17 @@ extension BusConnection {
   ///   - path: The object path.
   ///   - interface: The interface the handler serves.
   ///   - introspectionXML: This interface's `<interface>` element, for introspection.
+  ///   - immediately: Answers the calls it can at once, on the connection's thread.
   ///   - handler: Answers calls.
   public func export(
     at path: ObjectPath,
     interface: InterfaceName,
     introspectionXML: String? = nil,
+    immediately: ImmediateMethodHandler? = nil,
     handler: @escaping MethodHandler
   ) {
     var object = objects[path] ?? ExportedObject(interfaces: [:], introspection: [:])
-    object.interfaces[interface] = handler
+    object.interfaces[interface] = InterfaceHandlers(immediate: immediately, handler: handler)
     object.introspection[interface] = introspectionXML
     objects[path] = object
   }
@@ -57,13 +78,13 @@ extension BusConnection {
         with: .success([.string(Self.introspectionDocument(object, childNodes: children))]))
       return
     }
-    let handler: MethodHandler?
+    let handlers: InterfaceHandlers?
     if let interface = call.interface {
-      handler = object.interfaces[interface]
+      handlers = object.interfaces[interface]
     } else {
-      handler = object.interfaces.count == 1 ? object.interfaces.first?.value : nil
+      handlers = object.interfaces.count == 1 ? object.interfaces.first?.value : nil
     }
-    guard let handler else {
+    guard let handlers else {
       let name = call.interface?.rawValue ?? "(none)"
       reply(
         to: call,
@@ -76,7 +97,23 @@ extension BusConnection {
     // Each caller's calls are handled one after another, in the order they arrived: the
     // handler may run off this thread, so without the chain a caller's pipelined calls
     // could overtake each other. Different callers still run concurrently.
-    let previous = call.sender.flatMap { callChains[$0]?.task }
+    // (Not hashed when no caller has a call under way, the usual case.)
+    let previous = callChains.isEmpty ? nil : call.sender.flatMap { callChains[$0]?.task }
+    // Answered here only when nothing of this caller is still under way, so that it
+    // cannot overtake the caller's earlier calls.
+    if previous == nil, let immediate = handlers.immediate {
+      let answer: Result<[DBusValue], DBusError>?
+      do throws(DBusError) {
+        answer = try immediate(call).map { .success($0) }
+      } catch {
+        answer = .failure(error)
+      }
+      if let answer {
+        reply(to: call, with: answer)
+        return
+      }
+    }
+    let handler = handlers.handler
     let id = nextIdentifier
     nextIdentifier += 1
     let task = Task {

@@ -201,7 +201,7 @@ extension BusConnection {
   /// interface), once for all of them; a rule set with an in-place handler reads only
   /// what it asks for (``ReceivedSignal``).
   ///
-  /// The message's arguments go into ``signalArguments``' storage, which the next signal
+  /// The message's arguments go into ``receivedArguments``' storage, which the next signal
   /// reuses once the handlers have let go of this one (see
   /// ``MessageCoding/decode(_:strings:body:)``); storage grown past a few arguments is
   /// let go.
@@ -232,11 +232,11 @@ extension BusConnection {
       return
     }
     route(
-      MessageCoding.decode(raw, strings: &decodedStrings, body: &signalArguments), raw,
+      MessageCoding.decode(raw, strings: &decodedStrings, body: &receivedArguments), raw,
       interface: interface, subscribed: subscribed)
     // The message is gone unless a handler kept it: free what its arguments hold now,
     // not when the next signal comes.
-    signalArguments.removeAll(keepingCapacity: signalArguments.capacity <= 8)
+    receivedArguments.removeAll(keepingCapacity: receivedArguments.capacity <= 8)
   }
 
   private func route(

@@ -92,9 +92,9 @@ public actor BusConnection {
   var ruleSets: [RuleSetState] = []
   /// The long strings of recent messages, reused while decoding the next ones.
   var decodedStrings = StringCache(capacity: 16)
-  /// The storage of the last received signal's arguments, for the next (see
-  /// ``deliverSignal(_:)``).
-  var signalArguments: [DBusValue] = []
+  /// The storage of the last received signal's or method call's arguments, for the next
+  /// (see ``deliverSignal(_:)`` and ``handle(_:)``).
+  var receivedArguments: [DBusValue] = []
 
   // Exported objects and owned names (see BusConnection+Objects.swift, +Names.swift).
   var objects: [ObjectPath: ExportedObject] = [:]
@@ -583,9 +583,15 @@ public actor BusConnection {
       guard let path = dbus_message_get_path(message) else {
         return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
       }
-      let objectPath = ObjectPath(unchecked: String(cString: path))
+      // The path from the string cache, as decoding takes it: no string made per call.
+      let objectPath = ObjectPath(unchecked: decodedStrings.string(path))
       if let object = objects[objectPath] {
-        handleMethodCall(MessageCoding.decode(message, strings: &decodedStrings), object: object)
+        // Arguments into the storage the last message's left, as for signals: a call
+        // answered at once lets go of it, one handed to a task keeps its own.
+        handleMethodCall(
+          MessageCoding.decode(message, strings: &decodedStrings, body: &receivedArguments),
+          object: object)
+        receivedArguments.removeAll(keepingCapacity: receivedArguments.capacity <= 8)
         return DBUS_HANDLER_RESULT_HANDLED
       }
       // A path above exported objects answers Introspect with its child nodes, so tools

@@ -31,6 +31,17 @@ extension Message {
     return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
   }
 
+  /// ``builtForSending()`` through the marshaller and `dbus_message_demarshal` whatever
+  /// the message (``MessageCoding/makeRawThroughMarshaller(_:)``), where ``builtForSending()``
+  /// builds small messages with libdbus's setters.
+  ///
+  /// - Throws: ``DBusError`` as ``MessageCoding/makeRaw(_:)`` does.
+  package func builtThroughMarshaller() throws(DBusError) -> (bytes: [UInt8], serial: UInt32) {
+    let raw = try MessageCoding.makeRawThroughMarshaller(self)
+    defer { dbus_message_unref(raw) }
+    return (try MessageCoding.marshal(raw), dbus_message_get_serial(raw))
+  }
+
   /// Reads a message in the D-Bus wire format, validating all of it.
   ///
   /// - Parameter bytes: Exactly one marshalled message; untrusted input is fine.

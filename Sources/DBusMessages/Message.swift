@@ -124,6 +124,19 @@ public struct Message: Hashable, Sendable {
     Signature(unchecked: body.map(\.signatureString).joined())
   }
 
+  /// Whether the body's signature is `expected`, compared code by code with the
+  /// arguments; ``signature`` is built only when an argument is a container (more than one
+  /// type code) or the counts differ.
+  package func hasSignature(_ expected: StaticString) -> Bool {
+    let codes = UnsafeBufferPointer(start: expected.utf8Start, count: expected.utf8CodeUnitCount)
+    guard codes.count == body.count else { return signature.rawValue == "\(expected)" }
+    for (value, code) in zip(body, codes) {
+      guard let valueCode = value.typeCode else { return signature.rawValue == "\(expected)" }
+      if valueCode != code { return false }
+    }
+    return true
+  }
+
   /// For an error reply, the error it carries.
   public var error: DBusError? {
     guard kind == .error else { return nil }

@@ -25,8 +25,8 @@ enum ServiceRequest {
   ///   expected signature or the name's problem.
   init(_ call: Message) throws(DBusError) {
     let member = call.member?.rawValue ?? ""
-    func expect(_ signature: String, _ spelled: String) throws(DBusError) {
-      guard call.signature.rawValue == signature else {
+    func expect(_ signature: StaticString, _ spelled: String) throws(DBusError) {
+      guard call.hasSignature(signature) else {
         throw DBusError(
           .invalidArgs,
           "\(member) takes (\(spelled)), signature '\(signature)', "
@@ -91,28 +91,49 @@ enum ServiceRequest {
 }
 
 extension NotifyServer {
+  /// Answers a call at once, on the connection's thread as it is dispatched, when nothing
+  /// of its caller is queued and nothing needs looking up (every `GetState`, and every
+  /// other call once the caller's identity is known or not needed); `nil` leaves it to
+  /// ``handle(_:)``.
+  func answerAtOnce(_ call: Message) throws(DBusError) -> [DBusValue]? {
+    let request = try checkedRequest(call)
+    guard let caller = knownCaller(for: request, call) else { return nil }
+    return try perform(request, caller: caller)
+  }
+
   /// Answers one method call.
   func handle(_ call: Message) async throws(DBusError) -> [DBusValue] {
-    let request: ServiceRequest
+    let request = try checkedRequest(call)
+    if let caller = knownCaller(for: request, call) { return try perform(request, caller: caller) }
+    let sender = call.sender?.rawValue ?? ""
+    await enterQueue(sender)
+    defer { leaveQueue(sender) }
+    let needsCaller = request.write.map { needsIdentity($0.1) } ?? false
+    let caller = needsCaller ? try await identify(sender) : nil
+    return try perform(request, caller: caller)
+  }
+
+  /// The call's request, or the error its reply is, counted.
+  private func checkedRequest(_ call: Message) throws(DBusError) -> ServiceRequest {
     do {
-      request = try ServiceRequest(call)
+      return try ServiceRequest(call)
     } catch {
       state.withLock { $0.statistics.invalidCalls += 1 }
       throw error
     }
+  }
+
+  /// The caller `request` is performed for, when that needs no wait: `.some(nil)` when
+  /// its identity does not matter, `.some(caller)` when it is cached; `nil` when the call
+  /// must queue behind the caller's earlier calls or its identity must be looked up.
+  private func knownCaller(for request: ServiceRequest, _ call: Message) -> ServerState.Caller?? {
     let sender = call.sender?.rawValue ?? ""
     let needsCaller = request.write.map { needsIdentity($0.1) } ?? false
-    // Fast path: nothing of this caller is queued and nothing needs looking up.
-    let cached = state.withLock { state -> ServerState.Caller?? in
+    return state.withLock { state -> ServerState.Caller?? in
       guard state.queues[sender] == nil else { return nil }
       if !needsCaller { return .some(nil) }
       return state.callers[sender].map { .some($0) }
     }
-    if let caller = cached { return try perform(request, caller: caller) }
-    await enterQueue(sender)
-    defer { leaveQueue(sender) }
-    let caller = needsCaller ? try await identify(sender) : nil
-    return try perform(request, caller: caller)
   }
 
   /// Whether any rule applies to `name`, so that the caller's identity matters.

@@ -136,9 +136,11 @@ public final class NotifyServer: Sendable {
       at: NotifydInterface.path, interface: NotifydInterface.interface,
       // A method reference, not a closure literal: it keeps `handle` nonisolated(nonsending),
       // so each call starts on the connection's thread in arrival order (a closure literal
-      // is inferred @concurrent and would start on the global pool, in any order). stop()
-      // unexports it, which ends the reference cycle.
-      introspectionXML: NotifydInterface.interfaceXML, handler: handle)
+      // is inferred @concurrent and would start on the global pool, in any order). Most
+      // calls never get there: `answerAtOnce` answers them as they are dispatched. stop()
+      // unexports both, which ends the reference cycle.
+      introspectionXML: NotifydInterface.interfaceXML, immediately: answerAtOnce,
+      handler: handle)
     do {
       let posted = MatchRule.signal(member: NotifyWire.member, path: NotifyWire.path)
       let watchPosts = try await connection.subscribe(posted) { [weak self] message in

@@ -41,6 +41,68 @@ struct MessageBuildingTests {
     #expect(built.bytes == first)
   }
 
+  static let call = Message(
+    kind: .methodCall, path: "/org/notifybus/Notify1", interface: "org.notifybus.Notify1",
+    member: "GetState", destination: "org.notifybus.Notify1", sender: ":1.41", serial: 9,
+    body: [.string("bench.state")])
+
+  /// Messages `BusConnection` builds with libdbus's setters (at most one basic argument)
+  /// or through the marshaller (the rest, and names made unchecked that are not valid).
+  static let eitherWay: [Message] = [
+    call,
+    Message.methodCall(
+      destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
+      interface: "org.notifybus.Notify1", member: "SetState", body: ["name", .uint64(1)]),
+    .methodCall(destination: nil, path: "/", interface: nil, member: "Ping"),
+    .signal(path: "/a", interface: "a.b", member: "One", body: [.double(0.5)]),
+    .signal(path: "/a", interface: "a.b", member: "Path", body: [.objectPath("/a")]),
+    call.makeReply(body: [.uint64(42)]),
+    call.makeReply(),
+    call.makeReply(body: [.boolean(true)]),
+    call.makeReply(body: [.string("a reply of one string, longer than fifteen bytes")]),
+    call.makeReply(body: [.objectPath("/a/b"), .signature("a{sv}")]),
+    call.makeReply(body: [
+      .array(elementType: "(stt)", [.structure([.string("x"), .uint64(1), .uint64(2)])])
+    ]),
+    call.makeReply(body: [.bytes([1, 2, 3])]),
+    call.makeReply(body: [.variant(.int32(-1))]),
+    call.makeErrorReply(DBusError(.invalidArgs, "GetState takes (s name)")),
+    call.makeErrorReply(DBusError(.accessDenied, "")),
+  ]
+
+  /// Whichever way a message is built, its bytes are the same, and the connection numbers
+  /// it when it has none.
+  @Test(arguments: eitherWay)
+  func aMessageIsBuiltToTheSameBytesEitherWay(_ message: Message) throws {
+    let built = try message.builtForSending()
+    #expect(built.serial == message.serial)
+    #expect(built.bytes == (try message.builtThroughMarshaller().bytes))
+    var numbered = message
+    numbered.serial = 5
+    #expect(try numbered.builtForSending() == numbered.builtThroughMarshaller())
+  }
+
+  /// A one-argument message with a name made unchecked that is not valid is refused with
+  /// an error, as the marshaller's path refuses it, not by libdbus's setters stopping the
+  /// program.
+  @Test func anInvalidUncheckedNameInASmallMessageIsRefused() {
+    let bad = [
+      Message.methodCall(
+        destination: BusName(unchecked: "no..name"), path: "/a", interface: "a.b", member: "C",
+        body: ["x"]),
+      .methodCall(
+        destination: nil, path: ObjectPath(unchecked: "/trailing/"), interface: "a.b",
+        member: "C"),
+      .methodCall(
+        destination: nil, path: "/a", interface: "a.b", member: MemberName(unchecked: "a.b")),
+      Message(kind: .methodReturn, destination: BusName(unchecked: "x..y"), replySerial: 3),
+    ]
+    for message in bad {
+      let error = #expect(throws: DBusError.self) { try message.builtForSending() }
+      #expect(error?.message.hasPrefix("libdbus refused the message: ") == true, "\(message)")
+    }
+  }
+
   @Test func aNameMadeUncheckedThatLibdbusRefusesIsReportedNotSent() async throws {
     let bad = Message.signal(
       path: "/a", interface: InterfaceName(unchecked: "nodots"), member: "C", body: ["x"])

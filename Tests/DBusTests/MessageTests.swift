@@ -30,6 +30,25 @@ struct MessageTests {
     #expect(decoded.serial == 1)
   }
 
+  /// `hasSignature` answers what comparing the built signature answers, for flat bodies
+  /// (compared code by code) and bodies with containers alike.
+  @Test func hasSignatureAgreesWithTheBuiltSignature() {
+    let expectations: [StaticString] = ["", "s", "st", "ts", "stt", "ay", "as", "sas", "v", "(st)"]
+    let bodies: [[DBusValue]] = [
+      [], ["name"], ["name", .uint64(1)], [.uint64(1), "name"], ["name", .uint64(1), .uint64(2)],
+      [.bytes([1])], [.array(elementType: "s", ["a"])], ["name", .array(elementType: "s", [])],
+      [.variant(.uint64(1))], [.structure(["name", .uint64(1)])], [.objectPath("/a")],
+    ]
+    for body in bodies {
+      let message = Message.signal(path: "/a", interface: "a.b", member: "C", body: body)
+      for expected in expectations {
+        #expect(
+          message.hasSignature(expected) == (message.signature.rawValue == "\(expected)"),
+          "\(body) against '\(expected)'")
+      }
+    }
+  }
+
   @Test func aFlatBodyIsCheckedForItsSignaturesLength() throws {
     func signal(_ body: [DBusValue]) -> Message {
       .signal(path: "/a", interface: "a.b", member: "C", body: body)

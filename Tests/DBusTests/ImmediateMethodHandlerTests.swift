@@ -1,0 +1,96 @@
+import BusTestSupport
+import DBus
+import Synchronization
+import Testing
+
+/// Calls an exported object answers at once, on the connection's thread as they are
+/// dispatched (`export(at:interface:introspectionXML:immediately:handler:)`).
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
+struct ImmediateMethodHandlerTests {
+  let bus: PrivateBus
+
+  init() throws { bus = try PrivateBus() }
+
+  func connect() async throws -> BusConnection {
+    try await BusConnection.connect(to: .address(bus.address))
+  }
+
+  static func call(_ member: MemberName, to name: BusName, _ body: [DBusValue] = []) -> Message {
+    .methodCall(
+      destination: name, path: "/now", interface: "org.notifybus.Now", member: member,
+      body: body)
+  }
+
+  @Test func anImmediateAnswerIsTheReplyAndNilLeavesTheCallToTheHandler() async throws {
+    let server = try await connect()
+    let onThread = Mutex<[Bool]>([])
+    let handled = Mutex<[String]>([])
+    await server.export(
+      at: "/now", interface: "org.notifybus.Now",
+      immediately: { call throws(DBusError) in
+        onThread.withLock { $0.append(server.isOnConnectionThread) }
+        switch call.member?.rawValue {
+        case "Later": return nil
+        case "Fail": throw DBusError(.invalidArgs, "Fail fails at once")
+        default: return call.body
+        }
+      },
+      handler: { call in
+        handled.withLock { $0.append(call.member?.rawValue ?? "") }
+        return [.string("later")] + call.body
+      })
+    let name = try #require(await server.uniqueName)
+    let client = try await connect()
+    // One argument or none (built with libdbus's setters), and several (the marshaller).
+    for body: [DBusValue] in [[.uint64(42)], [], ["one"], [.uint32(1), "two", .int16(-3)]] {
+      let reply = try await client.call(Self.call("Echo", to: name, body))
+      #expect(reply.kind == .methodReturn)
+      #expect(reply.body == body)
+    }
+    let later = try await client.call(Self.call("Later", to: name, [.uint32(7)]))
+    #expect(later.body == [.string("later"), .uint32(7)])
+    let error = await #expect(throws: DBusError.self) {
+      _ = try await client.call(Self.call("Fail", to: name))
+    }
+    #expect(error?.name == .invalidArgs)
+    #expect(error?.message == "Fail fails at once")
+    #expect(handled.withLock { $0 } == ["Later"])
+    #expect(onThread.withLock { $0 } == Array(repeating: true, count: 6))
+    await client.close()
+    await server.close()
+  }
+
+  /// A call the immediate handler could answer waits while an earlier call of the same
+  /// caller is still with the asynchronous handler: it must not overtake it.
+  @Test func anImmediateAnswerDoesNotOvertakeTheCallersEarlierCalls() async throws {
+    let server = try await connect()
+    let seen = Mutex<[UInt32]>([])
+    await server.export(
+      at: "/now", interface: "org.notifybus.Now",
+      immediately: { call in
+        guard case .uint32(let index)? = call.body.first, index % 3 != 0 else { return nil }
+        seen.withLock { $0.append(index) }
+        return []
+      },
+      handler: { call in
+        if case .uint32(let index)? = call.body.first {
+          try? await Task.sleep(for: .microseconds(Int(index % 7) * 50))
+          seen.withLock { $0.append(index) }
+        }
+        return []
+      })
+    let name = try #require(await server.uniqueName)
+    let client = try await connect()
+    for index in 0..<299 {
+      var message = Self.call("Record", to: name, [.uint32(UInt32(index))])
+      message.noReplyExpected = true
+      try client.send(message)
+    }
+    // As long as the suite allows: every third call sleeps on the task pool first (see
+    // ConnectionTests.oneCallersCallsAreHandledInOrder).
+    _ = try await client.call(Self.call("Record", to: name, [.uint32(299)]), timeout: .seconds(150))
+    #expect(seen.withLock { $0 } == Array(0..<300))
+    await client.close()
+    await server.close()
+  }
+}

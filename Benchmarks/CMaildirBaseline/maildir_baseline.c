@@ -179,12 +179,13 @@ static int take(cmaildir_session *session, int count, int *first) {
   return 0;
 }
 
-int cmaildir_latency(cmaildir_session *session, int count, double *samples) {
+int cmaildir_latency(cmaildir_session *session, int count, double *samples, double *returned) {
   int first, index;
   if (take(session, count, &first) < 0) return -1;
   for (int item = 0; item < count; item++) {
     uint64_t start = now_ns();
     if (store(session->tmp_fd, session->new_fd, first + item) < 0) return -1;
+    if (returned) returned[item] = (double)(now_ns() - start) / 1000.0;
     if (read_ack(session->ack_fd, &index) < 0) return -1;
     samples[item] = (double)(session->arrivals[first + item] - start) / 1000.0;
   }

@@ -46,10 +46,13 @@ import Synchronization
 /// its reader) and take turns of ``block`` items, the handoff first in every other pair (H M,
 /// M H, H M, …), so that a burst, or the machine speeding up or slowing down, falls on both
 /// alike; each side gives ``latencySamples`` samples, so that its p99 is the 20th-slowest, not
-/// one burst. The first item of each turn is run and not counted, for both: it comes after a
-/// pause (the other side's turn) with colder caches and a CPU perhaps gone idle, which a run
-/// of one side alone does not have (traced under load, 2026-12-02: the handoff's first shares
-/// of a turn had a median of 2.0 ms, the others 1.5–1.9 ms). Between turns the side that ran
+/// one burst. The first item of each turn comes after a pause (the other side's turn) with
+/// colder caches and a CPU perhaps gone idle, which a run of one side alone does not have
+/// (traced under load, 2026-12-02: the handoff's first shares of a turn had a median of
+/// 2.0 ms, the others 1.5–1.9 ms): for both sides it is kept out of the steady rows and
+/// reported in rows of its own ("after a pause", 80 a side), an extension's usual case of
+/// one share after the user was idle. The "send returned" rows give the sender's own wait
+/// (the share durable and its doorbell routed; the Maildir item durable in `new/`). Between turns the side that ran
 /// is let finish what it does beside its items: the handoff's drain returns and its flushes
 /// beside the drain and the segment it takes ahead end (`Spool.waitUntilIdle`); the Maildir
 /// peer has nothing left once its reader answered. That keeps one side's leftovers out of the
@@ -106,15 +109,21 @@ enum HandoffSuite: BenchmarkSuite {
     _ = try maildir.latency(warmUp.latency)
     _ = try maildir.throughput(warmUp.throughput)
 
-    var handoffLatencies: [Double] = []
-    var maildirLatencies: [Double] = []
-    // Each turn's first item comes after the other side's turn and is not counted.
+    var handoffSamples: [Sample] = []
+    var maildirSamples: [Sample] = []
+    // Each turn's first item comes after the other side's turn: counted in rows of its own.
+    var handoffFirsts: [Sample] = []
+    var maildirFirsts: [Sample] = []
     try await alternate(turns) { turn in
       let first = turn * (block + 1)
-      handoffLatencies += try await handoff.latency(first..<(first + block + 1)).dropFirst()
+      let samples = try await handoff.latency(first..<(first + block + 1))
+      handoffFirsts.append(samples[0])
+      handoffSamples += samples.dropFirst()
       try await handoff.settle()
     } maildir: { _ in
-      maildirLatencies += try maildir.latency(block + 1).dropFirst()
+      let samples = try maildir.latency(block + 1)
+      maildirFirsts.append(samples[0])
+      maildirSamples += samples.dropFirst()
     }
     mark("start", -1)
     var handoffSeconds = 0.0
@@ -127,8 +136,12 @@ enum HandoffSuite: BenchmarkSuite {
     } maildir: { _ in
       maildirSeconds += try maildir.throughput(round)
     }
-    let handoffPercentiles = Percentiles(handoffLatencies)
-    let maildirPercentiles = Percentiles(maildirLatencies)
+    let handoffPercentiles = Percentiles(handoffSamples.map(\.stored))
+    let maildirPercentiles = Percentiles(maildirSamples.map(\.stored))
+    let handoffReturned = Percentiles(handoffSamples.map(\.returned))
+    let maildirReturned = Percentiles(maildirSamples.map(\.returned))
+    let handoffAfterPause = Percentiles(handoffFirsts.map(\.stored))
+    let maildirAfterPause = Percentiles(maildirFirsts.map(\.stored))
     let handoffRate = Double(throughputCount) / handoffSeconds
     let maildirRate = Double(throughputCount) / maildirSeconds
     await handoff.close()
@@ -152,6 +165,24 @@ enum HandoffSuite: BenchmarkSuite {
         name: "handoff share→stored p99 against the seeds", unit: "µs",
         subject: handoffPercentiles[0.99], baselineName: seedName, baseline: seed.p99,
         higherIsBetter: false, target: 1.0),
+      // Without targets: the sender's own wait (the share sheet closes when `send`
+      // returns), and the first item of each turn, after the other side's turn.
+      BenchmarkRow(
+        name: "handoff send returned p50", unit: "µs", subject: handoffReturned[0.5],
+        baselineName: maildirName + ", stored", baseline: maildirReturned[0.5],
+        higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "handoff send returned p99", unit: "µs", subject: handoffReturned[0.99],
+        baselineName: maildirName + ", stored", baseline: maildirReturned[0.99],
+        higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "handoff share→stored after a pause p50", unit: "µs",
+        subject: handoffAfterPause[0.5], baselineName: maildirName,
+        baseline: maildirAfterPause[0.5], higherIsBetter: false, target: nil),
+      BenchmarkRow(
+        name: "handoff share→stored after a pause p90", unit: "µs",
+        subject: handoffAfterPause[0.9], baselineName: maildirName,
+        baseline: maildirAfterPause[0.9], higherIsBetter: false, target: nil),
       BenchmarkRow(
         name: sustained, unit: "items/s", subject: handoffRate, baselineName: maildirName,
         baseline: maildirRate, higherIsBetter: true, target: 0.9,
@@ -177,6 +208,14 @@ enum HandoffSuite: BenchmarkSuite {
         try await handoff(turn)
       }
     }
+  }
+
+  /// One item's times, in µs from the call: until the app (the reader) held it, and until
+  /// the sender's call returned (the share durable and its doorbell routed; the Maildir
+  /// item durable in `new/`).
+  struct Sample {
+    var stored: Double
+    var returned: Double
   }
 
   struct Figures {
@@ -293,15 +332,17 @@ enum HandoffSuite: BenchmarkSuite {
     /// Sends the shares numbered `indices` one at a time, each once the one before arrived.
     ///
     /// - Returns: Each share's latency in µs.
-    func latency(_ indices: Range<Int>) async throws -> [Double] {
-      var latencies: [Double] = []
+    func latency(_ indices: Range<Int>) async throws -> [Sample] {
+      var latencies: [Sample] = []
       latencies.reserveCapacity(indices.count)
       for index in indices {
         mark("start", index)
         let start = nanoseconds()
         try await sender.send([item(index)])
+        let returned = Double(nanoseconds() - start) / 1000
         guard await arrivals.wait(for: index) else { throw BenchError("share \(index) was lost") }
-        latencies.append(Double(arrivals.time(index)! - start) / 1000)
+        latencies.append(
+          Sample(stored: Double(arrivals.time(index)! - start) / 1000, returned: returned))
       }
       sent.withLock { $0 += indices.count }
       return latencies
@@ -473,12 +514,13 @@ enum HandoffSuite: BenchmarkSuite {
     /// Stores `count` items one at a time.
     ///
     /// - Returns: Each one's latency in µs.
-    func latency(_ count: Int) throws -> [Double] {
+    func latency(_ count: Int) throws -> [Sample] {
       var samples = [Double](repeating: 0, count: count)
-      guard cmaildir_latency(session, CInt(count), &samples) == 0 else {
+      var returned = [Double](repeating: 0, count: count)
+      guard cmaildir_latency(session, CInt(count), &samples, &returned) == 0 else {
         throw BenchError("the Maildir baseline failed: \(String(cString: strerror(errno)))")
       }
-      return samples
+      return zip(samples, returned).map { Sample(stored: $0, returned: $1) }
     }
 
     /// Stores `count` items back to back.

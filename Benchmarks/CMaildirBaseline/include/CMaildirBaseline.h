@@ -17,9 +17,10 @@ typedef struct cmaildir_session cmaildir_session;
 cmaildir_session *cmaildir_open(const char *directory, int capacity);
 
 /// Stores `count` items one at a time, each once the reader has read the one before, writing
-/// each store→read time in microseconds to `samples`.
+/// each store→read time in microseconds to `samples` and, when `returned` is not NULL, each
+/// store's own time (until the item is durable in `new/`) to `returned`.
 /// Returns 0, or -1 on error with `errno` set (also when the session's capacity is used up).
-int cmaildir_latency(cmaildir_session *session, int count, double *samples);
+int cmaildir_latency(cmaildir_session *session, int count, double *samples, double *returned);
 
 /// Stores `count` items back to back and waits until the reader has read them all, writing
 /// to `seconds` the time from the first store to the last read.

@@ -64,8 +64,7 @@ public final class HandoffSender: Sendable {
     }
     // Taking a segment flushes, and the quota check lists the spool: both are done now, on
     // Dispatch threads, so that the first share need not wait for them.
-    spool.prepareSegment()
-    spool.prepareQuotaListing()
+    spool.prepareForEnqueue()
   }
 
   /// Opens a group's container and connects to a bus.

@@ -300,6 +300,11 @@ let package = Package(
       linkerSettings: [.linkedLibrary("systemd")]),
     /// The C baseline of the bridge benchmark: two libmosquitto clients.
     .target(name: "CMQTTBaseline", dependencies: ["CMosquitto"], path: "Benchmarks/CMQTTBaseline"),
+    /// The C peer of the whole bridged journey: posters, bridges and handler on libdbus and
+    /// libmosquitto.
+    .target(
+      name: "CBridgeBaseline", dependencies: ["CDBus", "CMosquitto"],
+      path: "Benchmarks/CBridgeBaseline"),
     /// The C baseline of the handoff benchmark: a Maildir watched with inotify by another process.
     .target(name: "CMaildirBaseline", path: "Benchmarks/CMaildirBaseline"),
     /// The C library's side of the notify benchmarks: CBaseline's measurements on `notify.h`.
@@ -321,7 +326,7 @@ let package = Package(
         "DBus", "Notify", "ExtensionItems", "AppGroups", "Handoff", "NotifyServer",
         "CommandLineSupport", "NotifyToolsCore", "CBaseline", "CCommandLineBaseline", "CDBus",
         "CSQLite", "SystemSupport", "BusTestSupport", "CNotifyBench", "NotifyBridge",
-        "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline", "Activation",
+        "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline", "Activation", "CBridgeBaseline",
       ],
       path: "Benchmarks/notifybus-bench"
     ),
@@ -477,7 +482,7 @@ for target in package.targets
 where target.type != .system
   && ![
     "CBaseline", "CCommandLineBaseline", "CNotifyBench", "CNotifyDispatch", "NotifyCAPILinkage",
-    "CSystemShim", "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline",
+    "CSystemShim", "CMQTTBaseline", "CSDBusBaseline", "CMaildirBaseline", "CBridgeBaseline",
   ].contains(target.name)
 {
   var settings = target.swiftSettings ?? []

@@ -157,7 +157,7 @@ final class BrokerLink: Sendable {
     let topic = sentTopics.withLock { $0.topic(of: message.name, kind: message.kind) }
     switch client.publish(
       topic: topic, payload: message.payload, retain: message.kind == .state,
-      userProperties: message.userProperties)
+      stamp: message.stamp)
     {
     case .success(let id):
       let early = state.withLock {

@@ -38,10 +38,10 @@ import Synchronization
 final class MosquittoClient: @unchecked Sendable {
   // Safety of @unchecked Sendable: `handle` is used only with `io` held, except by the
   // connection thread while `up` is false (connecting, disconnecting), when no other
-  // thread uses it; `up`, `pending`, `holding` and `handingOver` are read and written only
-  // with `io` held; `delivering` and `thread` only by the connection thread (`thread` is
-  // written before it starts); `stopping` and `isConnected` are atomics; the rest is set
-  // in init.
+  // thread uses it; `up`, `pending`, `holding`, `handingOver` and `lastReceived` are read
+  // and written only with `io` held; `delivering` and `thread` only by the connection
+  // thread (`thread` is written before it starts); `stopping` and `isConnected` are
+  // atomics; the rest is set in init.
 
   /// What libmosquitto reported.
   enum Event {
@@ -138,6 +138,12 @@ final class MosquittoClient: @unchecked Sendable {
   ///
   /// Connection thread only.
   private var delivering: [Event] = []
+  /// The topic, origin and payload of the message received last, handed on again for a
+  /// message that repeats them (the usual case: one name posted again and again by one
+  /// bridge) instead of copied anew.
+  ///
+  /// With `io` held only.
+  private var lastReceived = (topic: [UInt8](), origin: "", payload: [UInt8]())
   /// A non-blocking pipe: a byte written to `wakeWriteDescriptor` wakes the connection
   /// thread out of `poll`.
   private let wakeDescriptor: CInt
@@ -624,15 +630,17 @@ final class MosquittoClient: @unchecked Sendable {
   }
 
   private func received(_ message: mosquitto_message, _ properties: OpaquePointer?) {
-    let topic =
-      message.topic.map {
-        Array(
-          UnsafeBufferPointer(
-            start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)))
-      } ?? []
+    var topic: [UInt8] = []
+    if let text = message.topic {
+      let bytes = UnsafeRawBufferPointer(start: text, count: strlen(text))
+      topic = bytes.elementsEqual(lastReceived.topic) ? lastReceived.topic : Array(bytes)
+      lastReceived.topic = topic
+    }
     var payload: [UInt8] = []
-    if let bytes = message.payload, message.payloadlen > 0 {
-      payload = Array(UnsafeRawBufferPointer(start: bytes, count: Int(message.payloadlen)))
+    if let start = message.payload, message.payloadlen > 0 {
+      let bytes = UnsafeRawBufferPointer(start: start, count: Int(message.payloadlen))
+      payload = bytes.elementsEqual(lastReceived.payload) ? lastReceived.payload : Array(bytes)
+      lastReceived.payload = payload
     }
     // Only the bridge's own properties are kept (``BridgeMessage`` reads no other), their
     // names as the constants: no string made for a name. Every property is read, however
@@ -649,8 +657,13 @@ final class MosquittoClient: @unchecked Sendable {
           property, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, skipFirst)
       else { break }
       if let name, let value {
+        // Room for the stamp, in one allocation.
+        if pairs.isEmpty { pairs.reserveCapacity(2) }
         if Self.isNamed(name, BridgeMessage.originProperty) {
-          pairs.append((BridgeMessage.originProperty, String(cString: value)))
+          if !Self.isNamed(value, lastReceived.origin) {
+            lastReceived.origin = String(cString: value)
+          }
+          pairs.append((BridgeMessage.originProperty, lastReceived.origin))
         } else if Self.isNamed(name, BridgeMessage.sequenceProperty) {
           pairs.append((BridgeMessage.sequenceProperty, String(cString: value)))
         }
@@ -663,24 +676,38 @@ final class MosquittoClient: @unchecked Sendable {
     pending.append(.message(topic: topic, payload: payload, userProperties: pairs))
   }
 
-  /// Whether the C string `name` is `expected` (a constant: its C form is its own storage).
+  /// Whether the C string `name` is `expected` (a native string: its C form is its own
+  /// storage).
   private static func isNamed(_ name: UnsafePointer<CChar>, _ expected: String) -> Bool {
     expected.withCString { strcmp(name, $0) == 0 }
   }
 
   // MARK: - Sending
 
-  /// Publishes at QoS 1, writing the packet to the socket on the calling thread; returns
-  /// the message id, or a failure when not connected (or libmosquitto refused, the error
-  /// says why).
+  /// Publishes at QoS 1 with the stamp's user properties (Protocol/bridge.md), writing the
+  /// packet to the socket on the calling thread; returns the message id, or a failure when
+  /// not connected (or libmosquitto refused, the error says why).
+  ///
+  /// The strings go to libmosquitto through `withCString`, which lends a native string's
+  /// own bytes: passing a `String` where C wants a pointer copies it into a new array
+  /// first (five allocations a post).
   func publish(
-    topic: String, payload: [UInt8], retain: Bool, userProperties: [(String, String)]
+    topic: String, payload: [UInt8], retain: Bool, stamp: BridgeStamp?
   ) -> Result<Int32, BridgeError> {
     var properties: OpaquePointer?
     defer { mosquitto_property_free_all(&properties) }
-    for (name, value) in userProperties {
-      mosquitto_property_add_string_pair(
-        &properties, Int32(MQTT_PROP_USER_PROPERTY.rawValue), name, value)
+    if let stamp {
+      let kind = Int32(MQTT_PROP_USER_PROPERTY.rawValue)
+      BridgeMessage.originProperty.withCString { name in
+        stamp.origin.hex.withCString { value in
+          _ = mosquitto_property_add_string_pair(&properties, kind, name, value)
+        }
+      }
+      BridgeMessage.sequenceProperty.withCString { name in
+        String(stamp.sequence).withCString { value in
+          _ = mosquitto_property_add_string_pair(&properties, kind, name, value)
+        }
+      }
     }
     let property = properties
     let (code, id, unfinished) = locked { () -> (Int32, Int32, Bool) in
@@ -689,9 +716,11 @@ final class MosquittoClient: @unchecked Sendable {
       let reported = pending.count
       // While holding, libmosquitto only queues the packet (threaded mode).
       if holding { mosquitto_threaded_set(handle, true) }
-      let code = payload.withUnsafeBytes { bytes in
-        mosquitto_publish_v5(
-          handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
+      let code = topic.withCString { topic in
+        payload.withUnsafeBytes { bytes in
+          mosquitto_publish_v5(
+            handle, &id, topic, Int32(bytes.count), bytes.baseAddress, 1, retain, property)
+        }
       }
       if holding { mosquitto_threaded_set(handle, false) }
       // A packet the socket did not take whole, or what the call reported, is the

@@ -158,6 +158,8 @@ public struct BridgeMessage: Hashable, Sendable {
     -> Content
   {
     if payload.isEmpty { return kind == .post ? .post : .cleared }
+    // What every bridge sends for a post, read without splitting.
+    if kind == .post && payload == postPayload { return .post }
     let fields = payload.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
     guard let version = decimal(fields[0]) else {
       throw BridgeError(

@@ -57,6 +57,10 @@ final class CLibrary: Sendable {
   /// The fence most recently sent, while it is under way: a call whose posts it covers
   /// waits for its answer instead of making a round trip of its own.
   private let latestFence = Mutex<Fence?>(nil)
+  /// How many round trips ``letPostsThrough()`` made, and how many calls waited for one
+  /// another call had made, for `notify_dump_status`.
+  private let fencesSent = Atomic<UInt64>(0)
+  private let fencesJoined = Atomic<UInt64>(0)
   /// Serializes connection attempts, so concurrent first calls make one connection.
   private let connecting = Mutex<Void>(())
   /// Tokens made by `notify_register_plain`, which `notify_peek` refuses as Darwin does.
@@ -155,7 +159,10 @@ final class CLibrary: Sendable {
           latest.waiters.append(continuation)
         }
       }
-      if joined { return }
+      if joined {
+        fencesJoined.add(1, ordering: .relaxed)
+        return
+      }
     }
     // Counted before the round trip is queued: every post counted here was queued before it.
     let fence = latestFence.withLock { latest in
@@ -163,6 +170,7 @@ final class CLibrary: Sendable {
       latest = fence
       return fence
     }
+    fencesSent.add(1, ordering: .relaxed)
     // A bus that is gone fails the round trip; the call that follows reports it, and the
     // next call makes the round trip again.
     let routed = (try? await posting.synchronize()) != nil
@@ -172,7 +180,16 @@ final class CLibrary: Sendable {
       fence.isAnswered = true
       return fence.waiters
     }
-    for waiter in waiters { waiter.resume(returning: true) }
+    // A round trip that failed lets no one through: each waiter makes its own.
+    for waiter in waiters { waiter.resume(returning: routed) }
+  }
+
+  /// The line of `notify_dump_status` on the posting connection's posts and the round
+  /// trips that kept calls that wait behind them.
+  var orderingReport: String {
+    "c library: posts \(postsMade.load(ordering: .relaxed)), round trips for order "
+      + "\(fencesSent.load(ordering: .relaxed)), calls that waited for another's "
+      + "\(fencesJoined.load(ordering: .relaxed))\n"
   }
 
   /// A round trip on the posting connection, under way, and the calls waiting for it.

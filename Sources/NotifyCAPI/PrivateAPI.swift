@@ -80,7 +80,7 @@ public func notifyDumpStatus(_ path: UnsafePointer<CChar>?) -> UInt32 {
     guard case .success(let text) = report else { return .failure(.failed) }
     do {
       let output = try FileDescriptor<FileSystemError>.openOutputFile(file)
-      try output.writeAll(Array(text.utf8))
+      try output.writeAll(Array((text + CLibrary.shared.orderingReport).utf8))
       return .success(())
     } catch {
       return .failure(.failed)

@@ -246,6 +246,49 @@ struct BridgeResilienceTests {
     #expect(b.count("group.example.stamped") == 1)
   }
 
+  /// The receiving client hands on the last message's topic, origin and payload again
+  /// when the next one repeats them: each must still be read anew when it changes.
+  @Test func aChangedTopicOriginOrPayloadIsReadAnewAfterRepeats() async throws {
+    let broker = try MosquittoBroker()
+    let b = try await host(broker)
+    func stamp(_ origin: Character, _ sequence: Int) -> [String] {
+      [
+        "-D", "publish", "user-property", "notifybus-origin", String(repeating: origin, count: 32),
+        "-D", "publish", "user-property", "notifybus-sequence", String(sequence),
+      ]
+    }
+    func seen(_ name: String, _ count: Int) async -> Bool {
+      let deadline = ContinuousClock.now + .seconds(20)
+      while b.count(name) < count && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(20))
+      }
+      return b.count(name) == count
+    }
+    let x = ["-t", "notifybus/post/group/example/x", "-m", "1"]
+    #expect(try broker.publish(x + stamp("a", 1)).status == 0)
+    #expect(await seen("group.example.x", 1))
+    // The same origin and sequence: a duplicate. Another origin, same sequence: new.
+    #expect(try broker.publish(x + stamp("a", 1)).status == 0)
+    #expect(try await b.waitForCounter("Duplicates", atLeast: 1) == 1)
+    #expect(try broker.publish(x + stamp("b", 1)).status == 0)
+    #expect(await seen("group.example.x", 2))
+    // Another topic from the same origin.
+    let y = ["-t", "notifybus/post/group/example/y", "-m", "1"]
+    #expect(try broker.publish(y + stamp("b", 2)).status == 0)
+    #expect(await seen("group.example.y", 1))
+    // Payloads that change on one topic, then the post payload again.
+    let state = ["-t", "notifybus/state/group/example/x"]
+    #expect(try broker.publish(state + ["-m", "1 5 1000"] + stamp("b", 3)).status == 0)
+    #expect(try await b.waitForState("group.example.x", 5) == 5)
+    #expect(try broker.publish(state + ["-m", "1 7 2000"] + stamp("b", 4)).status == 0)
+    #expect(try await b.waitForState("group.example.x", 7) == 7)
+    #expect(try broker.publish(y + stamp("b", 5)).status == 0)
+    #expect(await seen("group.example.y", 2))
+    #expect(b.count("group.example.x") == 2)
+    #expect(try await b.counter("Duplicates") == 1)
+    #expect(try await b.counter("Malformed") == 0)
+  }
+
   @Test func aRefusedLoginIsLoggedAndNotifydKeepsServing() async throws {
     let broker = try MosquittoBroker(users: ["alice": "right"])
     let password = broker.directory + "/wrong"

@@ -111,33 +111,41 @@ package final class MosquittoBroker: Sendable {
     try daemon.withLock { slot throws in slot = try Self.launch(directory: directory, port: port) }
   }
 
-  /// Starts mosquitto with the configuration in `directory` and waits until it accepts
-  /// connections on `port`.
+  /// Starts mosquitto with the configuration in `directory` and waits until it says it
+  /// runs and accepts connections on `port`.
+  ///
+  /// Only its own log line tells that the listener is this broker: another process's
+  /// listener on the port would accept too, while this broker exits with "Address already
+  /// in use".
   ///
   /// - Throws: ``BrokerError`` when it exits first (``BrokerError/portTaken`` when its port
-  ///   was in use) or does not accept within 20 s; its log is in the message.
+  ///   was in use) or does not run within 20 s; what it logged this time is in the message.
   private static func launch(directory: String, port: Int) throws -> Subprocess {
     let logPath = directory + "/mosquitto.log"
+    // The log is appended to across restarts: only what this start writes counts.
+    let earlier = readFile(logPath)?.utf8.count ?? 0
+    let thisStart = {
+      String(decoding: (readFile(logPath) ?? "").utf8.dropFirst(earlier), as: UTF8.self)
+    }
     let process = try Subprocess.spawn(
       executable, arguments: ["-c", directory + "/mosquitto.conf"], captureOutput: false,
       errorFile: logPath)
     let deadline = MonotonicClock.now + 20_000_000_000
     while MonotonicClock.now < deadline {
-      if accepts(port) { return process }
       if let ended = process.wait(milliseconds: 20) {
-        let log = readFile(logPath) ?? ""
+        let log = thisStart()
         let errors = log.split(separator: "\n").filter { $0.contains("Error") }
         throw BrokerError(
           message: "mosquitto exited (\(ended)) before accepting connections on \(port): "
             + "\(errors.joined(separator: "; "))\n\(log)",
           portTaken: log.contains("Address already in use"))
       }
+      if thisStart().contains(" running\n") && accepts(port) { return process }
     }
     process.kill(SIGKILL)
     process.wait()
     throw BrokerError(
-      message: "mosquitto did not accept connections on \(port) within 20 s:\n"
-        + (readFile(logPath) ?? ""))
+      message: "mosquitto did not accept connections on \(port) within 20 s:\n" + thisStart())
   }
 
   /// Stops the broker: `SIGTERM` by default, which saves its database.

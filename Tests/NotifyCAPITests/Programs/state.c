@@ -3,9 +3,10 @@
    from NOTIFYBUS_SERVER_VERSION_NAME; `state survive NAME GO` keeps a dispatch
    registration and a state across a notifyd restart (it prints "ready", waits for the
    file GO to exist, then expects a post to reach it and the state to be back);
-   `state fence NAME` checks, in three threads at once, that a call that waits never
+   `state fence NAME REPORT` checks, in three threads at once, that a call that waits never
    overtakes the process's own earlier post, which goes out on another connection
-   (Protocol/c-api.md). */
+   (Protocol/c-api.md), and that calls waiting at once shared round trips (the counts
+   notify_dump_status writes to REPORT). */
 #include <notify.h>
 #include <notify_private.h>
 #include <pthread.h>
@@ -138,7 +139,7 @@ int main(int argc, char **argv) {
     EXPECT(value == 4242, "state after the restart is %llu", (unsigned long long)value);
     return harness_finish("state survive");
   }
-  if (strcmp(mode, "fence") == 0 && argc == 3) {
+  if (strcmp(mode, "fence") == 0 && argc == 4) {
     char noise_name[128];
     snprintf(noise_name, sizeof noise_name, "%s.noise", argv[2]);
     pthread_t noise_thread;
@@ -154,6 +155,24 @@ int main(int argc, char **argv) {
     pthread_join(noise_thread, NULL);
     EXPECT(atomic_load(&fired) == 0, "%d new handlers ran for posts made before them",
            atomic_load(&fired));
+    /* Threads that post and then wait at once share round trips. */
+    EXPECT_STATUS(notify_dump_status(argv[3]), NOTIFY_STATUS_OK);
+    FILE *report = fopen(argv[3], "r");
+    EXPECT(report != NULL, "no status report at %s", argv[3]);
+    char line[512];
+    unsigned long long posts = 0, sent = 0, joined = 0;
+    int found = 0;
+    while (report && fgets(line, sizeof line, report)) {
+      found |= sscanf(line,
+                      "c library: posts %llu, round trips for order %llu, calls that waited "
+                      "for another's %llu",
+                      &posts, &sent, &joined) == 3;
+    }
+    if (report) fclose(report);
+    EXPECT(found, "the status report has no c library line");
+    EXPECT(sent > 0 && joined > 0, "round trips for order %llu, joined %llu of %llu posts", sent,
+           joined, posts);
+    printf("posts %llu round trips %llu joined %llu\n", posts, sent, joined);
     return harness_finish("state fence");
   }
   return 64;

@@ -332,12 +332,8 @@ void cbaseline_stop_service(void *handle) {
   free(s);
 }
 
-int cbaseline_call_samples(const char *address, const char *service_name, const char *path,
-                           const char *interface, uint64_t expected, int count,
-                           double *samples) {
-  DBusConnection *connection = open_connection(address);
-  if (!connection) return -1;
-  int result = 0;
+static int call_samples(DBusConnection *connection, const char *service_name, const char *path,
+                        const char *interface, uint64_t expected, int count, double *samples) {
   const char *name = "bench.state";
   for (int i = 0; i < count; i++) {
     int64_t start = now_ns();
@@ -353,12 +349,30 @@ int cbaseline_call_samples(const char *address, const char *service_name, const 
                                          DBUS_TYPE_INVALID) || state != expected) {
       dbus_error_free(&error);
       if (reply) dbus_message_unref(reply);
-      result = -1;
-      break;
+      return -1;
     }
     dbus_message_unref(reply);
     samples[i] = (double)(now_ns() - start) / 1000.0;
   }
+  return 0;
+}
+
+int cbaseline_call_samples(const char *address, const char *service_name, const char *path,
+                           const char *interface, uint64_t expected, int count,
+                           double *samples) {
+  DBusConnection *connection = open_connection(address);
+  if (!connection) return -1;
+  int result = call_samples(connection, service_name, path, interface, expected, count, samples);
   close_connection(connection);
   return result;
 }
+
+void *cbaseline_client_open(const char *address) { return open_connection(address); }
+
+int cbaseline_client_call_samples(void *client, const char *service_name, const char *path,
+                                  const char *interface, uint64_t expected, int count,
+                                  double *samples) {
+  return call_samples(client, service_name, path, interface, expected, count, samples);
+}
+
+void cbaseline_client_close(void *client) { close_connection(client); }

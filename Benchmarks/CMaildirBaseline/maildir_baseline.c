@@ -37,13 +37,13 @@ static int write_all(int fd, const char *bytes, size_t count) {
 }
 
 // The reader: for each file moved into new/, open it, read it, take the item number from it,
-// stamp the arrival time in the shared table, remove the file and tell the writer.
-static void reader(const char *directory, int watch_fd, uint64_t *arrivals, int total, int ack) {
+// stamp the arrival time in the shared table, remove the file and tell the writer. It runs
+// until the session stops it.
+static void reader(const char *directory, int watch_fd, uint64_t *arrivals, int capacity, int ack) {
   char events[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
   char path[PATH_MAX];
   char content[4096];
-  int seen = 0;
-  while (seen < total) {
+  for (;;) {
     ssize_t length = read(watch_fd, events, sizeof events);
     if (length < 0) {
       if (errno == EINTR) continue;
@@ -69,14 +69,12 @@ static void reader(const char *directory, int watch_fd, uint64_t *arrivals, int 
       int index = -1;
       const char *number = strstr(content, "number ");
       if (number) index = atoi(number + 7);
-      if (index < 0 || index >= total) _exit(4);
+      if (index < 0 || index >= capacity) _exit(4);
       arrivals[index] = now_ns();
       unlink(path);
-      seen++;
       if (write_all(ack, (const char *)&index, sizeof index) < 0) _exit(5);
     }
   }
-  _exit(0);
 }
 
 static int store(int tmp_fd, int new_fd, int index) {
@@ -109,62 +107,120 @@ static int read_ack(int fd, int *index) {
   return 0;
 }
 
-int cmaildir_handoff(
-    const char *directory, int latency, int throughput, double *samples, double *rate) {
+struct cmaildir_session {
+  char directory[PATH_MAX];
+  int tmp_fd, new_fd, ack_fd;
+  pid_t child;
+  uint64_t *arrivals;
+  size_t table;
+  int capacity;
+  int next;  // the next item's number
+};
+
+cmaildir_session *cmaildir_open(const char *directory, int capacity) {
   char path[PATH_MAX];
-  int total = latency + throughput;
-  if (mkdir(directory, 0700) < 0) return -1;
+  if (capacity <= 0 || strlen(directory) >= PATH_MAX - 8) {
+    errno = EINVAL;
+    return NULL;
+  }
+  cmaildir_session *session = calloc(1, sizeof *session);
+  if (!session) return NULL;
+  strcpy(session->directory, directory);
+  session->tmp_fd = session->new_fd = session->ack_fd = -1;
+  session->child = -1;
+  session->arrivals = MAP_FAILED;
+  session->capacity = capacity;
+  int watch_fd = -1;
+  int acks[2] = {-1, -1};
+  if (mkdir(directory, 0700) < 0) goto fail;
   snprintf(path, sizeof path, "%s/tmp", directory);
-  if (mkdir(path, 0700) < 0) return -1;
-  int tmp_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (mkdir(path, 0700) < 0) goto fail;
+  session->tmp_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   snprintf(path, sizeof path, "%s/new", directory);
-  if (mkdir(path, 0700) < 0) return -1;
-  int new_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  int watch_fd = inotify_init1(IN_CLOEXEC);
-  if (tmp_fd < 0 || new_fd < 0 || watch_fd < 0) return -1;
+  if (mkdir(path, 0700) < 0) goto fail;
+  session->new_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  watch_fd = inotify_init1(IN_CLOEXEC);
+  if (session->tmp_fd < 0 || session->new_fd < 0 || watch_fd < 0) goto fail;
   // The watch exists before the first item is written, as in a reader started first.
-  if (inotify_add_watch(watch_fd, path, IN_MOVED_TO) < 0) return -1;
-  size_t table = sizeof(uint64_t) * (size_t)total;
-  uint64_t *arrivals = mmap(NULL, table, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (arrivals == MAP_FAILED) return -1;
-  int acks[2];
-  if (pipe2(acks, O_CLOEXEC) < 0) return -1;
-  pid_t child = fork();
-  if (child < 0) return -1;
-  if (child == 0) {
+  if (inotify_add_watch(watch_fd, path, IN_MOVED_TO) < 0) goto fail;
+  session->table = sizeof(uint64_t) * (size_t)capacity;
+  session->arrivals =
+    mmap(NULL, session->table, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (session->arrivals == MAP_FAILED) goto fail;
+  if (pipe2(acks, O_CLOEXEC) < 0) goto fail;
+  session->child = fork();
+  if (session->child < 0) goto fail;
+  if (session->child == 0) {
     close(acks[0]);
-    reader(directory, watch_fd, arrivals, total, acks[1]);
+    reader(session->directory, watch_fd, session->arrivals, capacity, acks[1]);
   }
   close(acks[1]);
   close(watch_fd);
-  int result = -1;
-  int index;
-  for (int item = 0; item < latency; item++) {
+  session->ack_fd = acks[0];
+  return session;
+fail:;
+  int saved = errno;
+  if (watch_fd >= 0) close(watch_fd);
+  if (acks[0] >= 0) close(acks[0]);
+  if (acks[1] >= 0) close(acks[1]);
+  cmaildir_close(session);
+  errno = saved;
+  return NULL;
+}
+
+// Takes `count` item numbers, or fails with ENOSPC when the session has fewer left.
+static int take(cmaildir_session *session, int count, int *first) {
+  if (count < 0 || count > session->capacity - session->next) {
+    errno = ENOSPC;
+    return -1;
+  }
+  *first = session->next;
+  session->next += count;
+  return 0;
+}
+
+int cmaildir_latency(cmaildir_session *session, int count, double *samples, double *returned) {
+  int first, index;
+  if (take(session, count, &first) < 0) return -1;
+  for (int item = 0; item < count; item++) {
     uint64_t start = now_ns();
-    if (store(tmp_fd, new_fd, item) < 0 || read_ack(acks[0], &index) < 0) goto done;
-    samples[item] = (double)(arrivals[item] - start) / 1000.0;
+    if (store(session->tmp_fd, session->new_fd, first + item) < 0) return -1;
+    if (returned) returned[item] = (double)(now_ns() - start) / 1000.0;
+    if (read_ack(session->ack_fd, &index) < 0) return -1;
+    samples[item] = (double)(session->arrivals[first + item] - start) / 1000.0;
   }
+  return 0;
+}
+
+int cmaildir_throughput(cmaildir_session *session, int count, double *seconds) {
+  int first, index;
+  if (take(session, count, &first) < 0) return -1;
   uint64_t start = now_ns();
-  for (int item = latency; item < total; item++) {
-    if (store(tmp_fd, new_fd, item) < 0) goto done;
+  for (int item = first; item < first + count; item++) {
+    if (store(session->tmp_fd, session->new_fd, item) < 0) return -1;
   }
-  for (int item = latency; item < total; item++) {
-    if (read_ack(acks[0], &index) < 0) goto done;
+  for (int item = first; item < first + count; item++) {
+    if (read_ack(session->ack_fd, &index) < 0) return -1;
   }
   uint64_t last = start;
-  for (int item = latency; item < total; item++) {
-    if (arrivals[item] > last) last = arrivals[item];
+  for (int item = first; item < first + count; item++) {
+    if (session->arrivals[item] > last) last = session->arrivals[item];
   }
-  *rate = throughput / ((double)(last - start) / 1e9);
-  result = 0;
-done:;
+  *seconds = (double)(last - start) / 1e9;
+  return 0;
+}
+
+void cmaildir_close(cmaildir_session *session) {
+  if (!session) return;
   int saved = errno;
-  kill(child, SIGKILL);
-  waitpid(child, NULL, 0);
-  munmap(arrivals, table);
-  close(acks[0]);
-  close(tmp_fd);
-  close(new_fd);
+  if (session->child > 0) {
+    kill(session->child, SIGKILL);
+    waitpid(session->child, NULL, 0);
+  }
+  if (session->arrivals != MAP_FAILED) munmap(session->arrivals, session->table);
+  if (session->ack_fd >= 0) close(session->ack_fd);
+  if (session->tmp_fd >= 0) close(session->tmp_fd);
+  if (session->new_fd >= 0) close(session->new_fd);
+  free(session);
   errno = saved;
-  return result;
 }

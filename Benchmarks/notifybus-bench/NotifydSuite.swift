@@ -21,11 +21,28 @@ import SystemSupport
 /// difference: the Swift client calling the C service (from its connection's executor too,
 /// as the target row's client calls), and the C client calling notifyd. The second peer is
 /// the same client and service written on sd-bus.
+///
+/// The target rows (p50, p99, calls/s) take their two sides in short alternating blocks:
+/// ``targetBlock`` calls of the Swift client, then as many of the C client, then C before
+/// Swift, and so on, each client on the connection it keeps for the whole run, the first
+/// ``warmUpCalls`` of every block dropped on both sides, and the samples of all blocks
+/// pooled per side. Before, each side made 5,000 calls in a block of its own (about 0.3 s),
+/// always in the same order, and the row flipped between 1.05x and 1.25x in two quiet runs
+/// twenty minutes apart: a burst of other work, a frequency change or a vCPU's halt-polling
+/// lasting a fraction of a second landed on one side only. Blocks of 250 calls (about 15 ms)
+/// in both orders spread such a stretch over both sides. The diagnostic rows keep a block
+/// of their own per round; their ratios are against the C client's pooled p50.
 enum NotifydSuite: BenchmarkSuite {
   static let name = "notifyd"
 
   static let cService = "org.notifybus.CBaseline"
   static let sdService = "org.notifybus.CSDBusBaseline"
+
+  /// Calls in one block of a target row's side.
+  static let targetBlock = 250
+  /// Calls at the start of each block left out of the samples: the first call after the
+  /// other side's block finds colder caches and a thread that may have to be woken.
+  static let warmUpCalls = 10
 
   static func run(scale: Double) async throws -> [BenchmarkRow] {
     let bus = try PrivateBus(outgoingLimit: benchmarkOutgoingLimit)
@@ -44,41 +61,56 @@ enum NotifydSuite: BenchmarkSuite {
       throw DBusError(.failed, "the C sd-bus service did not start")
     }
     defer { csdbus_stop_service(sdServer) }
+    guard let cClient = cbaseline_client_open(bus.address.rawValue) else {
+      throw DBusError(.failed, "the C client did not connect")
+    }
+    defer { cbaseline_client_close(cClient) }
 
-    var swift: [Measurement] = []
+    let getState: @Sendable () async throws -> Void = {
+      guard try await center.state(of: "bench.state") == 42 else {
+        throw DBusError(.failed, "notifyd answered a wrong state")
+      }
+    }
+    let swiftBlock: @Sendable (Int) async throws -> Samples = { count in
+      try await Task(executorPreference: center.connection.taskExecutor) {
+        try await samples(count, getState)
+      }.value
+    }
+    let cBlock = { (count: Int) throws -> Samples in
+      try cSamples(cClient, service: cService, count: count)
+    }
+    var swift = Samples()
+    var c = Samples()
     var swiftMainActor: [Measurement] = []
-    var c: [Measurement] = []
     var swiftToC: [Measurement] = []
     var cToSwift: [Measurement] = []
     var sd: [Measurement] = []
+    let blocks = max(2, count / targetBlock)
     for _ in 0..<rounds {
-      let getState: @Sendable () async throws -> Void = {
-        guard try await center.state(of: "bench.state") == 42 else {
-          throw DBusError(.failed, "notifyd answered a wrong state")
+      for block in 0..<blocks {
+        if block % 2 == 0 {
+          swift.pool(try await swiftBlock(targetBlock), dropping: warmUpCalls)
+          c.pool(try cBlock(targetBlock), dropping: warmUpCalls)
+        } else {
+          c.pool(try cBlock(targetBlock), dropping: warmUpCalls)
+          swift.pool(try await swiftBlock(targetBlock), dropping: warmUpCalls)
         }
       }
-      swift.append(
-        try await Task(executorPreference: center.connection.taskExecutor) {
-          try await measure(count, getState)
-        }.value)
-      swiftMainActor.append(try await measure(count, getState))
-      c.append(
-        try cRoundTrips(
-          bus.address, service: cService, path: "/org/notifybus/CBaseline",
-          interface: "org.notifybus.CBaseline", count: count))
+      swiftMainActor.append(Measurement(try await samples(count, getState)))
       sd.append(try sdRoundTrips(bus.address, count: count))
       let call = Message.methodCall(
         destination: try BusName(cService), path: "/org/notifybus/CBaseline",
         interface: "org.notifybus.CBaseline", member: "GetState", body: [.string("bench.state")])
       let connection = center.connection
       swiftToC.append(
-        try await Task(executorPreference: connection.taskExecutor) {
-          try await measure(count) {
-            guard try await connection.call(call).body.first == .uint64(42) else {
-              throw DBusError(.failed, "the C service answered a wrong state")
+        Measurement(
+          try await Task(executorPreference: connection.taskExecutor) {
+            try await samples(count) {
+              guard try await connection.call(call).body.first == .uint64(42) else {
+                throw DBusError(.failed, "the C service answered a wrong state")
+              }
             }
-          }
-        }.value)
+          }.value))
       cToSwift.append(
         try cRoundTrips(
           bus.address, service: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
@@ -86,85 +118,130 @@ enum NotifydSuite: BenchmarkSuite {
     }
     await center.close()
     await server.stop()
+    let swiftPool = Measurement(pooled: swift)
+    let cPool = Measurement(pooled: c)
     let baseline = "C client → C service"
     let sdBaseline = "C sd-bus client → service"
     return [
       BenchmarkRow(
-        name: "GetState round trip p50", unit: "µs", subject: median(swift.map(\.p50)),
-        baselineName: baseline, baseline: median(c.map(\.p50)), higherIsBetter: false,
+        name: "GetState round trip p50", unit: "µs", subject: swiftPool.p50,
+        baselineName: baseline, baseline: cPool.p50, higherIsBetter: false,
         target: 1.1, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.p50))),
       BenchmarkRow(
-        name: "GetState round trip p99", unit: "µs", subject: median(swift.map(\.p99)),
-        baselineName: baseline, baseline: median(c.map(\.p99)), higherIsBetter: false,
+        name: "GetState round trip p99", unit: "µs", subject: swiftPool.p99,
+        baselineName: baseline, baseline: cPool.p99, higherIsBetter: false,
         target: nil, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.p99))),
       BenchmarkRow(
-        name: "GetState calls, one at a time", unit: "calls/s", subject: median(swift.map(\.rate)),
-        baselineName: baseline, baseline: median(c.map(\.rate)), higherIsBetter: true,
+        name: "GetState calls, one at a time", unit: "calls/s", subject: swiftPool.rate,
+        baselineName: baseline, baseline: cPool.rate, higherIsBetter: true,
         target: nil, secondBaselineName: sdBaseline, secondBaseline: median(sd.map(\.rate))),
       BenchmarkRow(
         name: "GetState p50, caller on the main actor", unit: "µs",
         subject: median(swiftMainActor.map(\.p50)), baselineName: baseline,
-        baseline: median(c.map(\.p50)), higherIsBetter: false, target: nil),
+        baseline: cPool.p50, higherIsBetter: false, target: nil),
       BenchmarkRow(
         name: "GetState p50, Swift client → C service", unit: "µs",
         subject: median(swiftToC.map(\.p50)), baselineName: baseline,
-        baseline: median(c.map(\.p50)), higherIsBetter: false, target: nil),
+        baseline: cPool.p50, higherIsBetter: false, target: nil),
       BenchmarkRow(
         name: "GetState p50, C client → notifyd", unit: "µs",
         subject: median(cToSwift.map(\.p50)), baselineName: baseline,
-        baseline: median(c.map(\.p50)), higherIsBetter: false, target: nil),
+        baseline: cPool.p50, higherIsBetter: false, target: nil),
     ]
   }
 
-  /// Round-trip percentiles (µs, first tenth dropped as warm-up) and calls per second.
+  /// Round trips (µs) and the time they took, from one block or pooled from several.
+  struct Samples {
+    var roundTrips: [Double] = []
+    var seconds: Double = 0
+    /// Calls made, including those left out of `roundTrips`.
+    var calls = 0
+
+    /// Adds `block`'s round trips but its first `dropped`, and all its calls and time.
+    mutating func pool(_ block: Samples, dropping dropped: Int) {
+      roundTrips += block.roundTrips.dropFirst(dropped)
+      seconds += block.seconds
+      calls += block.calls
+    }
+  }
+
+  /// Round-trip percentiles (µs) and calls per second.
   struct Measurement {
     var p50: Double
     var p99: Double
     var rate: Double
 
-    init(_ samples: [Double], seconds: Double) {
-      let percentiles = Percentiles(Array(samples.dropFirst(samples.count / 10)))
+    /// One block's figures, its first tenth dropped as warm-up.
+    init(_ block: Samples) {
+      var kept = Samples()
+      kept.pool(block, dropping: block.roundTrips.count / 10)
+      self.init(pooled: kept)
+    }
+
+    /// The figures of samples already pooled, nothing dropped.
+    init(pooled: Samples) {
+      let percentiles = Percentiles(pooled.roundTrips)
       p50 = percentiles[0.5]
       p99 = percentiles[0.99]
-      rate = Double(samples.count) / seconds
+      rate = Double(pooled.calls) / pooled.seconds
     }
   }
 
-  private static func measure(_ count: Int, _ body: () async throws -> Void) async throws
-    -> Measurement
+  private static func samples(_ count: Int, _ body: () async throws -> Void) async throws
+    -> Samples
   {
-    var samples: [Double] = []
-    samples.reserveCapacity(count)
+    var roundTrips: [Double] = []
+    roundTrips.reserveCapacity(count)
     let start = MonotonicClock.now
     for _ in 0..<count {
       let before = MonotonicClock.now
       try await body()
-      samples.append(Double(MonotonicClock.now - before) / 1000)
+      roundTrips.append(Double(MonotonicClock.now - before) / 1000)
     }
-    return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+    return Samples(
+      roundTrips: roundTrips, seconds: Double(MonotonicClock.now - start) / 1e9, calls: count)
+  }
+
+  /// `count` calls of the C client on its kept connection to the C service.
+  private static func cSamples(_ client: UnsafeMutableRawPointer, service: String, count: Int)
+    throws -> Samples
+  {
+    var roundTrips = [Double](repeating: 0, count: count)
+    let start = MonotonicClock.now
+    guard
+      cbaseline_client_call_samples(
+        client, service, "/org/notifybus/CBaseline", "org.notifybus.CBaseline", 42,
+        CInt(count), &roundTrips) == 0
+    else { throw DBusError(.failed, "the C client's calls to \(service) failed") }
+    return Samples(
+      roundTrips: roundTrips, seconds: Double(MonotonicClock.now - start) / 1e9, calls: count)
   }
 
   private static func sdRoundTrips(_ address: BusAddress, count: Int) throws -> Measurement {
-    var samples = [Double](repeating: 0, count: count)
+    var roundTrips = [Double](repeating: 0, count: count)
     let start = MonotonicClock.now
     guard
       csdbus_call_samples(
         address.rawValue, sdService, "/org/notifybus/CBaseline", "org.notifybus.CBaseline", 42,
-        CInt(count), &samples) == 0
+        CInt(count), &roundTrips) == 0
     else { throw DBusError(.failed, "the C sd-bus client's calls to \(sdService) failed") }
-    return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+    return Measurement(
+      Samples(
+        roundTrips: roundTrips, seconds: Double(MonotonicClock.now - start) / 1e9, calls: count))
   }
 
   private static func cRoundTrips(
     _ address: BusAddress, service: String, path: String, interface: String, count: Int
   ) throws -> Measurement {
-    var samples = [Double](repeating: 0, count: count)
+    var roundTrips = [Double](repeating: 0, count: count)
     let start = MonotonicClock.now
     guard
       cbaseline_call_samples(
-        address.rawValue, service, path, interface, 42, CInt(count), &samples) == 0
+        address.rawValue, service, path, interface, 42, CInt(count), &roundTrips) == 0
     else { throw DBusError(.failed, "the C client's calls to \(service) failed") }
-    return Measurement(samples, seconds: Double(MonotonicClock.now - start) / 1e9)
+    return Measurement(
+      Samples(
+        roundTrips: roundTrips, seconds: Double(MonotonicClock.now - start) / 1e9, calls: count))
   }
 }
 
@@ -217,23 +294,19 @@ extension NotifydSuite {
       toC
       ? (cService, "/org/notifybus/CBaseline", "org.notifybus.CBaseline")
       : ("org.notifybus.Notify1", "/org/notifybus/Notify1", "org.notifybus.Notify1")
+    let run: (Int) async throws -> Void
+    let close: () async -> Void
     if mode == "c-client" {
-      _ = try cRoundTrips(address, service: service, path: path, interface: interface, count: 100)
-      print("ready")
-      fflush(stdout)
-      _ = readLine()
-      let start = MonotonicClock.now
-      _ = try cRoundTrips(address, service: service, path: path, interface: interface, count: count)
-      print("done \(MonotonicClock.now - start)")
-      fflush(stdout)
-      while readLine() != nil {}
-      return
-    }
-    if mode == "center" {
+      run = { count in
+        _ = try cRoundTrips(
+          address, service: service, path: path, interface: interface, count: count)
+      }
+      close = {}
+    } else if mode == "center" {
       // The target row's caller: NotifyCenter.state(of:) from a task on its connection's
       // executor.
       let center = try await NotifyCenter.connect(to: .address(address))
-      let calls: @Sendable (Int) async throws -> Void = { count in
+      run = { count in
         try await Task(executorPreference: center.connection.taskExecutor) {
           for _ in 0..<count {
             guard try await center.state(of: "bench.state") == 42 else {
@@ -242,43 +315,35 @@ extension NotifydSuite {
           }
         }.value
       }
-      try await calls(100)
-      print("ready")
-      fflush(stdout)
-      _ = await Task.detached { readLine() }.value
-      let start = MonotonicClock.now
-      try await calls(count)
-      print("done \(MonotonicClock.now - start)")
-      fflush(stdout)
-      _ = await Task.detached { while readLine() != nil {} }.value
-      await center.close()
-      return
-    }
-    let connection = try await BusConnection.connect(to: .address(address))
-    let call = Message.methodCall(
-      destination: try BusName(service), path: try ObjectPath(path),
-      interface: try InterfaceName(interface), member: "GetState",
-      body: [.string("bench.state")])
-    let calls: @Sendable (Int) async throws -> Void = { count in
-      for _ in 0..<count {
-        guard try await connection.call(call).body.first == .uint64(42) else {
-          throw DBusError(.failed, "\(service) answered a wrong state")
+      close = { await center.close() }
+    } else {
+      let connection = try await BusConnection.connect(to: .address(address))
+      let call = Message.methodCall(
+        destination: try BusName(service), path: try ObjectPath(path),
+        interface: try InterfaceName(interface), member: "GetState",
+        body: [.string("bench.state")])
+      let calls: @Sendable (Int) async throws -> Void = { count in
+        for _ in 0..<count {
+          guard try await connection.call(call).body.first == .uint64(42) else {
+            throw DBusError(.failed, "\(service) answered a wrong state")
+          }
         }
       }
-    }
-    let run: (Int) async throws -> Void
-    switch mode {
-    case "task-executor":
-      run = { count in
-        try await Task(executorPreference: connection.taskExecutor) { try await calls(count) }
-          .value
+      switch mode {
+      case "task-executor":
+        run = { count in
+          try await Task(executorPreference: connection.taskExecutor) { try await calls(count) }
+            .value
+        }
+      case "pool":
+        run = { count in try await Task.detached { try await calls(count) }.value }
+      case "main-actor":
+        run = { count in try await mainActorCalls(count, calls) }
+      default:
+        await connection.close()
+        throw DBusError(.invalidArgs, "unknown mode '\(mode)'")
       }
-    case "pool":
-      run = { count in try await Task.detached { try await calls(count) }.value }
-    case "main-actor":
-      run = { count in try await mainActorCalls(count, calls) }
-    default:
-      throw DBusError(.invalidArgs, "unknown mode '\(mode)'")
+      close = { await connection.close() }
     }
     try await run(100)
     print("ready")
@@ -289,7 +354,7 @@ extension NotifydSuite {
     print("done \(MonotonicClock.now - start)")
     fflush(stdout)
     _ = await Task.detached { while readLine() != nil {} }.value
-    await connection.close()
+    await close()
   }
 
   @MainActor

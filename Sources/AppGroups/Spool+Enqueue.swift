@@ -164,19 +164,45 @@ extension Spool {
     return PendingRecord(id: id, segment: segment)
   }
 
+  /// Gets ready, on Dispatch threads, what the next enqueue would otherwise do first: the
+  /// segment its record goes into (``prepareSegment()``) and the quota check's listing
+  /// (``prepareQuotaListing()``).
+  ///
+  /// Optional: an enqueue that finds either not ready does it itself (or waits for the one
+  /// under way). The handoff's sender calls this when it is made, for its first share: an
+  /// extension usually sends one share, at once.
+  public func prepareForEnqueue() {
+    prepareSegment()
+    prepareQuotaListing()
+  }
+
   /// Takes the segment this instance's next records go into ahead of need, on a Dispatch
   /// thread: adopting or creating one flushes (`Protocol/container.md` §4.4), which the
   /// first enqueue then does not wait for.
-  ///
-  /// Optional: an enqueue that finds no segment ready takes one itself (or waits for the
-  /// one being taken). The handoff's sender calls this when it is made.
-  public func prepareSegment() {
+  package func prepareSegment() {
     segmentWriter.prepareAhead()
+  }
+
+  /// Takes the quota check's listing ahead of need, on a Dispatch thread, so that an
+  /// enqueue soon after (within ``usageListingLifetime``) lists nothing before its entry is
+  /// readable.
+  package func prepareQuotaListing() {
+    DispatchQueue.global(qos: .utility).async { self.refreshUsageAhead() }
   }
 
   /// Waits until no thread of this process is taking a segment for this instance ahead of
   /// need (``prepareSegment()``).
   package func waitForSegmentPreparation() {
+    segmentWriter.waitForPreparation()
+  }
+
+  /// Waits until this instance runs nothing beside its callers.
+  ///
+  /// That is: no flush of `delivered.keys` beside a drain, no segment being taken ahead of
+  /// need. The handoff benchmark calls it between a block of shares and a block of its C
+  /// peer's items, so that neither side's work lands in the other's figures.
+  package func waitUntilIdle() {
+    deliveredFlush.wait()
     segmentWriter.waitForPreparation()
   }
 

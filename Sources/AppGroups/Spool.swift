@@ -171,16 +171,19 @@ public final class Spool: Sendable {
     }
   }
 
-  /// Takes the quota check's next listing now, when the cached one is more than half its
-  /// lifetime old: called after an enqueue's flush, off the path of the next enqueue, which
-  /// then finds a listing young enough and lists nothing (a listing reads `cur/`, `new/`,
-  /// `segments/` and each segment's cursor and records: about twenty calls).
+  /// Takes the quota check's next listing now, when there is none or the cached one is
+  /// more than half its lifetime old: called after an enqueue's flush (and by
+  /// ``prepareQuotaListing()``), off the path of the next enqueue, which then finds a
+  /// listing young enough and lists nothing (a listing reads `cur/`, `new/`, `segments/`
+  /// and each segment's cursor and records: about twenty calls).
   func refreshUsageAhead() {
     usageCache.withLock { cache in
       let now = DispatchTime.now().uptimeNanoseconds
-      guard let cached = cache, cached.taken < now,
-        now - cached.taken >= Self.usageListingLifetime / 2
-      else { return }
+      if let cached = cache,
+        cached.taken >= now || now - cached.taken < Self.usageListingLifetime / 2
+      {
+        return
+      }
       // A failure is met again, and thrown, by the next enqueue's own listing.
       if let fresh = try? listUsage() { cache = fresh }
     }

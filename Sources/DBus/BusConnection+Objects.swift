@@ -7,7 +7,10 @@ public typealias MethodHandler = @Sendable (Message) async throws(DBusError) -> 
 /// sent back as an error reply, or returns `nil` to hand the call to the interface's
 /// ``MethodHandler``.
 ///
-/// It runs inside libdbus's dispatch on the connection's thread, so it must not block; it
+/// It runs inside libdbus's dispatch on the connection's thread, so it must not wait (for
+/// a lock held across a wait, for I/O, for another task), and whatever time it takes
+/// delays every other message of the connection, calls and signals alike (return `nil` to
+/// leave long work to the ``MethodHandler``, which can hop off the connection's thread). It
 /// may send, and what it sends goes out before its reply.
 public typealias ImmediateMethodHandler = @Sendable (Message) throws(DBusError) -> [DBusValue]?
 

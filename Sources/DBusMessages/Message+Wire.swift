@@ -43,11 +43,14 @@ extension Message {
       writer.signature(type)
       writer.string(text)
     }
+    // In the order libdbus's constructors write them (`dbus_message_new_method_call`,
+    // `_new_signal`, `_new_error`: path, destination, interface, member, error name), then
+    // what setters append, so a message libdbus builds itself has the same bytes.
     if let path { field(.path, "o", path.rawValue) }
+    if let destination { field(.destination, "s", destination.rawValue) }
     if let interface { field(.interface, "s", interface.rawValue) }
     if let member { field(.member, "s", member.rawValue) }
     if let errorName { field(.errorName, "s", errorName.rawValue) }
-    if let destination { field(.destination, "s", destination.rawValue) }
     if let sender { field(.sender, "s", sender.rawValue) }
     if replySerial != 0 {
       writer.pad(to: 8)

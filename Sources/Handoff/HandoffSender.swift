@@ -62,9 +62,9 @@ public final class HandoffSender: Sendable {
         "Cannot open the spool '\(spoolName)' of \(container.identifier): \(error.message)",
         cause: .container(error))
     }
-    // Taking a segment flushes: it is done now, on a Dispatch thread, so that the first
-    // share need not wait for it.
-    spool.prepareSegment()
+    // Taking a segment flushes, and the quota check lists the spool: both are done now, on
+    // Dispatch threads, so that the first share need not wait for them.
+    spool.prepareForEnqueue()
   }
 
   /// Opens a group's container and connects to a bus.
@@ -91,7 +91,10 @@ public final class HandoffSender: Sendable {
   /// The post is made as soon as the share is readable, before its flush to disk ends, so
   /// the app drains while the share is flushed; this returns once the share is durable and
   /// the bus routed the post, also when the calling task is cancelled meanwhile (an
-  /// extension that exits right away must not take its post with it).
+  /// extension that exits right away must not take its post with it). The round trip that
+  /// tells the post was routed starts once the flush ended: made at once, it ran beside the
+  /// app's wake-up and drain (the bus daemon and two threads of this process woken while
+  /// the app reads its doorbell), where this process needs nothing of it.
   ///
   /// Lazy representations are loaded first, each handler once (``ExtensionItem/loaded(_:)``);
   /// if one fails, nothing is stored.
@@ -110,36 +113,34 @@ public final class HandoffSender: Sendable {
   {
     let items = try await Self.loaded(items)
     // A share stored as a record is written here and rung at once: no thread switch before
-    // the app can see it. Its flush runs on a Dispatch thread while this task waits for the
-    // bus to route the post (a call written from this thread, no task of its own).
+    // the app can see it. Its flush runs on a Dispatch thread; then this task waits for the
+    // bus to route the post.
     if let pending = try writeRecord(items, id: id) {
       let posted = Result { () throws(NotifyError) in try center.post(notification) }
       let spool = self.spool
       let flush = BlockingWork { () throws(ContainerError) in try spool.commit(pending) }
-      let routed: NotifyError? = if case .success = posted { await untilRouted() } else { nil }
+      var unflushed: ContainerError?
       do {
         try await flush.value
       } catch {
-        throw storeFailure(error)
+        unflushed = error
       }
+      let routed = await untilRouted(posted)
+      if let unflushed { throw storeFailure(unflushed) }
       try report(for: pending.id, posted: posted, routed: routed)
       return pending.id
     }
     // Storing may flush to disk before the share is readable: off the concurrency pool. The
     // doorbell rings as soon as the share is readable, so the app wakes and drains while
-    // the share is being flushed. The round trip that tells the post was routed overlaps
-    // the flush too, on a task of its own, which a cancellation of this one does not reach.
-    let (id, posted, routing) = try await runBlocking { () throws(HandoffError) in
+    // the share is being flushed.
+    let (id, posted) = try await runBlocking { () throws(HandoffError) in
       var posted: Result<Void, NotifyError> = .success(())
-      var routing: Task<NotifyError?, Never>?
       let id = try self.store(items, id: id) {
         posted = Result { () throws(NotifyError) in try self.center.post(self.notification) }
-        guard case .success = posted else { return }
-        routing = Self.routing(on: self.center)
       }
-      return (id, posted, routing)
+      return (id, posted)
     }
-    let routed = await routing?.value
+    let routed = await untilRouted(posted)
     try report(for: id, posted: posted, routed: routed)
     return id
   }
@@ -235,18 +236,19 @@ public final class HandoffSender: Sendable {
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/postFailed``.
   public func ring() async throws(HandoffError) {
     let posted = Result { () throws(NotifyError) in try center.post(notification) }
-    let routed: NotifyError? = if case .success = posted { await untilRouted() } else { nil }
-    try report(for: nil, posted: posted, routed: routed)
+    try report(for: nil, posted: posted, routed: await untilRouted(posted))
   }
 
   /// Waits until the bus has routed the posts made so far (a round trip to the bus daemon),
-  /// whether or not the calling task is cancelled (`Protocol/handoff.md` §3).
+  /// whether or not the calling task is cancelled (`Protocol/handoff.md` §3), unless the
+  /// post failed (`posted`).
   ///
   /// The wait runs on the calling task, with no task of its own; when a cancellation cuts
   /// it short, it goes on in a task that the cancellation does not reach.
   ///
   /// - Returns: The failure of the round trip, or `nil`.
-  private func untilRouted() async -> NotifyError? {
+  private func untilRouted(_ posted: Result<Void, NotifyError>) async -> NotifyError? {
+    guard case .success = posted else { return nil }
     do throws(NotifyError) {
       try await center.synchronize()
       return nil

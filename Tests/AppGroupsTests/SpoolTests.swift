@@ -163,6 +163,24 @@ struct SpoolTests {
     #expect(spool.usageCache.withLock { $0?.entries } == 3)
   }
 
+  /// A listing taken ahead of need (``Spool/prepareQuotaListing()``) is there for the
+  /// first enqueue of a fresh instance, which then counts its entry into it once.
+  @Test func aQuotaListingTakenAheadServesTheFirstEnqueue() throws {
+    let temporary = TemporaryDirectory()
+    try Spool(container: temporary.container()).enqueue(payload: [1], id: "a")
+    let spool = try Spool(container: temporary.container())
+    #expect(spool.usageCache.withLock { $0 == nil })
+    spool.prepareQuotaListing()
+    let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+    while spool.usageCache.withLock({ $0 == nil }), DispatchTime.now().uptimeNanoseconds < deadline
+    {
+      usleep(1000)
+    }
+    #expect(spool.usageCache.withLock { $0?.entries } == 1, "the listing taken ahead")
+    try spool.enqueue(payload: [2], id: "b")
+    #expect(spool.usageCache.withLock { $0?.entries } == 2)
+  }
+
   @Test func recoversEntriesClaimedByACrashedConsumer() throws {
     let temporary = TemporaryDirectory()
     let spool = try Spool(container: temporary.container())

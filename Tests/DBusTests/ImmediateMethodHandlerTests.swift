@@ -93,4 +93,40 @@ struct ImmediateMethodHandlerTests {
     await client.close()
     await server.close()
   }
+
+  /// What an immediate handler sends goes out before its reply.
+  ///
+  /// The signal carries the lower serial, and a caller subscribed to it has seen it when
+  /// its call returns (the client dispatches in wire order, the signal's handler first).
+  /// notifyd relies on it: a mediated `Post` answered at once sends `Posted`, then the reply.
+  @Test func whatAnImmediateHandlerSendsGoesOutBeforeItsReply() async throws {
+    let server = try await connect()
+    await server.export(
+      at: "/now", interface: "org.notifybus.Now",
+      immediately: { call throws(DBusError) in
+        try server.send(
+          .signal(path: "/now", interface: "org.notifybus.Now", member: "Sent", body: call.body))
+        return call.body
+      },
+      handler: { _ in [] })
+    let name = try #require(await server.uniqueName)
+    let client = try await connect()
+    let seen = Mutex<[(index: UInt32, serial: UInt32)]>([])
+    let subscription = try await client.subscribe(
+      .signal(interface: "org.notifybus.Now", member: "Sent")
+    ) { signal in
+      guard case .uint32(let index)? = signal.body.first else { return }
+      seen.withLock { $0.append((index, signal.serial)) }
+    }
+    for index in UInt32(0)..<20 {
+      let reply = try await client.call(Self.call("Echo", to: name, [.uint32(index)]))
+      #expect(reply.body == [.uint32(index)])
+      let signal = seen.withLock { $0.last }
+      #expect(signal?.index == index, "the reply to call \(index) came before its signal")
+      #expect(signal.map { $0.serial < reply.serial } == true)
+    }
+    await subscription.cancel()
+    await client.close()
+    await server.close()
+  }
 }

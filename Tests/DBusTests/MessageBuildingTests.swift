@@ -46,34 +46,75 @@ struct MessageBuildingTests {
     member: "GetState", destination: "org.notifybus.Notify1", sender: ":1.41", serial: 9,
     body: [.string("bench.state")])
 
+  /// `GetState` as `NotifyCenter` sends it: no sender, one string.
+  static let getState = Message.methodCall(
+    destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
+    interface: "org.notifybus.Notify1", member: "GetState", body: ["bench.state"])
+
   /// Messages `BusConnection` builds with libdbus's setters (at most one basic argument)
-  /// or through the marshaller (the rest, and names made unchecked that are not valid).
-  static let eitherWay: [Message] = [
-    call,
-    Message.methodCall(
-      destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
-      interface: "org.notifybus.Notify1", member: "SetState", body: ["name", .uint64(1)]),
-    .methodCall(destination: nil, path: "/", interface: nil, member: "Ping"),
-    .signal(path: "/a", interface: "a.b", member: "One", body: [.double(0.5)]),
-    .signal(path: "/a", interface: "a.b", member: "Path", body: [.objectPath("/a")]),
-    call.makeReply(body: [.uint64(42)]),
-    call.makeReply(),
-    call.makeReply(body: [.boolean(true)]),
-    call.makeReply(body: [.string("a reply of one string, longer than fifteen bytes")]),
-    call.makeReply(body: [.objectPath("/a/b"), .signature("a{sv}")]),
-    call.makeReply(body: [
-      .array(elementType: "(stt)", [.structure([.string("x"), .uint64(1), .uint64(2)])])
-    ]),
-    call.makeReply(body: [.bytes([1, 2, 3])]),
-    call.makeReply(body: [.variant(.int32(-1))]),
-    call.makeErrorReply(DBusError(.invalidArgs, "GetState takes (s name)")),
-    call.makeErrorReply(DBusError(.accessDenied, "")),
+  /// or through the marshaller (the rest, and names made unchecked that are not valid),
+  /// each with the way it must be built.
+  static let eitherWay: [(Message, MessageCoding.BuildPath)] = [
+    (getState, .libdbus),
+    (call, .marshaller),  // a sender
+    (
+      Message.methodCall(
+        destination: "org.notifybus.Notify1", path: "/org/notifybus/Notify1",
+        interface: "org.notifybus.Notify1", member: "SetState", body: ["name", .uint64(1)]),
+      .marshaller
+    ),
+    (.methodCall(destination: nil, path: "/", interface: nil, member: "Ping"), .libdbus),
+    (
+      Message(
+        kind: .methodCall, path: "/a", interface: "a.b", member: "C", destination: ":1.9",
+        replySerial: 7, body: ["x"]),
+      .marshaller
+    ),
+    (
+      Message(
+        kind: .methodCall, path: "/a", interface: "a.b", member: "C",
+        errorName: DBusError.Name(rawValue: "org.example.Odd"), destination: ":1.9"),
+      .marshaller
+    ),
+    (
+      Message(
+        kind: .methodCall, path: "/a", interface: "a.b", member: "C", destination: ":1.9",
+        noAutoStart: true, body: [.uint32(3)]),
+      .libdbus
+    ),
+    (
+      Message(
+        kind: .methodCall, path: "/a", member: "C", destination: ":1.9",
+        noReplyExpected: true, body: [.double(0.25)]),
+      .libdbus
+    ),
+    (.signal(path: "/a", interface: "a.b", member: "One", body: [.double(0.5)]), .marshaller),
+    (.signal(path: "/a", interface: "a.b", member: "Path", body: [.objectPath("/a")]), .marshaller),
+    (call.makeReply(body: [.uint64(42)]), .libdbus),
+    (call.makeReply(), .libdbus),
+    (call.makeReply(body: [.boolean(true)]), .libdbus),
+    (call.makeReply(body: [.string("a reply of one string, longer than fifteen bytes")]), .libdbus),
+    (call.makeReply(body: [.objectPath("/a/b"), .signature("a{sv}")]), .marshaller),
+    (
+      call.makeReply(body: [
+        .array(elementType: "(stt)", [.structure([.string("x"), .uint64(1), .uint64(2)])])
+      ]),
+      .marshaller
+    ),
+    (call.makeReply(body: [.bytes([1, 2, 3])]), .marshaller),
+    (call.makeReply(body: [.variant(.int32(-1))]), .marshaller),
+    (call.makeErrorReply(DBusError(.invalidArgs, "GetState takes (s name)")), .libdbus),
+    (call.makeErrorReply(DBusError(.accessDenied, "")), .libdbus),
   ]
 
-  /// Whichever way a message is built, its bytes are the same, and the connection numbers
-  /// it when it has none.
+  /// Each message takes the way it must (so a change that sends `GetState` or its reply to
+  /// the marshaller, which costs thousands of instructions a call, fails here), and whichever
+  /// way it is built its bytes are the same, and the connection numbers it when it has none.
   @Test(arguments: eitherWay)
-  func aMessageIsBuiltToTheSameBytesEitherWay(_ message: Message) throws {
+  func aMessageIsBuiltToTheSameBytesEitherWay(
+    _ message: Message, _ path: MessageCoding.BuildPath
+  ) throws {
+    #expect(MessageCoding.buildPath(message) == path)
     let built = try message.builtForSending()
     #expect(built.serial == message.serial)
     #expect(built.bytes == (try message.builtThroughMarshaller().bytes))
@@ -98,6 +139,7 @@ struct MessageBuildingTests {
       Message(kind: .methodReturn, destination: BusName(unchecked: "x..y"), replySerial: 3),
     ]
     for message in bad {
+      #expect(MessageCoding.buildPath(message) == .marshaller, "\(message)")
       let error = #expect(throws: DBusError.self) { try message.builtForSending() }
       #expect(error?.message.hasPrefix("libdbus refused the message: ") == true, "\(message)")
     }

@@ -45,4 +45,17 @@ int cbaseline_call_samples(const char *address, const char *service_name, const 
                            const char *interface, uint64_t expected, int count,
                            double *samples);
 
+/// A private connection to `address` for cbaseline_client_call_samples, kept open between
+/// blocks of calls; NULL on error. Close it with cbaseline_client_close.
+void *cbaseline_client_open(const char *address);
+
+/// cbaseline_call_samples on `client` (from cbaseline_client_open) instead of a new
+/// connection.
+int cbaseline_client_call_samples(void *client, const char *service_name, const char *path,
+                                  const char *interface, uint64_t expected, int count,
+                                  double *samples);
+
+/// Closes a connection from cbaseline_client_open.
+void cbaseline_client_close(void *client);
+
 #endif

@@ -57,6 +57,9 @@ final class SpoolSegmentWriter: Sendable {
   /// For tests: runs before each segment is created; what it throws is the creation's
   /// failure.
   let createFault = Mutex<(@Sendable () throws(ContainerError) -> Void)?>(nil)
+  /// For tests: runs in each commit before its `fdatasync`; what it throws is the flush's
+  /// failure.
+  let commitFault = Mutex<(@Sendable () throws(ContainerError) -> Void)?>(nil)
 
   private let segments: Directory
   private let temporary: Directory
@@ -246,7 +249,10 @@ final class SpoolSegmentWriter: Sendable {
   /// threads); after a failure the segment is never appended to again.
   func commit(_ segment: OpenSegment) throws(ContainerError) {
     do throws(ContainerError) {
-      try segment.commit.sync { () throws(ContainerError) in try segment.file.syncData() }
+      try segment.commit.sync { () throws(ContainerError) in
+        if let fault = commitFault.withLock({ $0 }) { try fault() }
+        try segment.file.syncData()
+      }
     } catch {
       state.withLock {
         $0.poisoned.insert(segment.name)

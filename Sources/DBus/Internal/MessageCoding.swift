@@ -14,7 +14,7 @@ import CDBus
 ///
 /// Building goes through DBusMessages' marshaller and one `dbus_message_demarshal`, but for
 /// method calls and replies of at most one basic argument, which libdbus builds for less
-/// (see ``buildsFasterThroughLibdbus(_:)``); reading goes through libdbus's getters and
+/// (see ``buildPath(_:)``); reading goes through libdbus's getters and
 /// iterators.
 ///
 /// - Building: libdbus rewrites the header's signature field on every
@@ -47,7 +47,7 @@ package enum MessageCoding {
   ///   `init(unchecked:)` that is not valid, named in the error).
   package static func makeRaw(_ message: Message) throws(DBusError) -> OpaquePointer {
     try message.validate()
-    if buildsFasterThroughLibdbus(message) { return try buildThroughLibdbus(message) }
+    if buildPath(message) == .libdbus { return try buildThroughLibdbus(message) }
     return try marshalAndDemarshal(message)
   }
 
@@ -60,9 +60,17 @@ package enum MessageCoding {
     return try marshalAndDemarshal(message)
   }
 
-  /// Whether libdbus builds `message` for less than marshalling it and having libdbus
-  /// validate all of it again: a method call or a reply whose body is at most one
-  /// argument of a fixed type or a string.
+  /// How ``makeRaw(_:)`` builds a message.
+  package enum BuildPath: Sendable, Equatable {
+    /// `dbus_message_new_method_call` for a call, libdbus's setters for a reply.
+    case libdbus
+    /// The Swift marshaller, then `dbus_message_demarshal`.
+    case marshaller
+  }
+
+  /// ``BuildPath/libdbus`` when libdbus builds `message` for less than marshalling it and
+  /// having libdbus validate all of it again: a method call or a reply whose body is at
+  /// most one argument of a fixed type or a string; ``BuildPath/marshaller`` otherwise.
   ///
   /// `dbus_message_demarshal` validates every byte, about 13,000 instructions for the
   /// smallest message. `dbus_message_new_method_call` writes a call's header in one go
@@ -75,7 +83,13 @@ package enum MessageCoding {
   ///
   /// Only names libdbus's own validators accept go that way: its constructors and setters
   /// stop the program on an invalid one (a name made with `init(unchecked:)`), where
-  /// `dbus_message_demarshal` refuses it with an error.
+  /// `dbus_message_demarshal` refuses it with an error. A call carrying a field a call does
+  /// not have (a reply serial, an error name) goes through the marshaller, which writes
+  /// or refuses it as it always did: `dbus_message_new_method_call` would drop it.
+  package static func buildPath(_ message: Message) -> BuildPath {
+    buildsFasterThroughLibdbus(message) ? .libdbus : .marshaller
+  }
+
   private static func buildsFasterThroughLibdbus(_ message: Message) -> Bool {
     guard message.body.count <= 1, message.sender == nil else { return false }
     switch message.body.first {
@@ -94,7 +108,8 @@ package enum MessageCoding {
     }
     switch message.kind {
     case .methodCall:
-      return valid(message.path?.rawValue, dbus_validate_path)
+      return message.replySerial == 0 && message.errorName == nil
+        && valid(message.path?.rawValue, dbus_validate_path)
         && valid(message.interface?.rawValue, dbus_validate_interface)
         && valid(message.member?.rawValue, dbus_validate_member)
         && valid(message.destination?.rawValue, dbus_validate_bus_name)
@@ -107,7 +122,7 @@ package enum MessageCoding {
     }
   }
 
-  /// Builds a message ``buildsFasterThroughLibdbus(_:)`` accepts: a method call with
+  /// Builds a message ``buildPath(_:)`` sends to ``BuildPath/libdbus``: a method call with
   /// `dbus_message_new_method_call`, a reply with libdbus's setters.
   private static func buildThroughLibdbus(_ message: Message) throws(DBusError) -> OpaquePointer {
     guard message.kind == .methodCall, let path = message.path, let member = message.member
@@ -184,11 +199,13 @@ package enum MessageCoding {
       guard ok, let text else { return }
       ok = text.withCString { setter(raw, $0) } != 0
     }
+    // Each setter appends its field: set in the order libdbus's constructors write them,
+    // as the marshaller does.
     set(message.path?.rawValue, dbus_message_set_path)
+    set(message.destination?.rawValue, dbus_message_set_destination)
     set(message.interface?.rawValue, dbus_message_set_interface)
     set(message.member?.rawValue, dbus_message_set_member)
     set(message.errorName?.rawValue, dbus_message_set_error_name)
-    set(message.destination?.rawValue, dbus_message_set_destination)
     set(message.sender?.rawValue, dbus_message_set_sender)
     if message.replySerial != 0 {
       ok = ok && dbus_message_set_reply_serial(raw, message.replySerial) != 0

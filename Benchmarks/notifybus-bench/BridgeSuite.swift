@@ -46,9 +46,18 @@ import SystemSupport
 /// what the design costs over the C MQTT hop with no NotifyBus code in it; the second peer
 /// of the NotifyBus rows is what NotifyBus costs over that floor.
 ///
+/// With the unthreaded C MQTT hop and the paired differences (2026-12-02, release,
+/// `--repeat 3 bridge` once, machine under load 5–8 with a debug build running, so
+/// indicative only): the C MQTT hop p50 42 µs, 71 µs with the threaded loop (1.68x,
+/// 1.66–1.75x); "bridge hop minus local post" 67 µs, 1.75x (0.54–2.43x) the C hop, where
+/// the threaded baseline gives 0.95x; "C bridge hop minus local post" 45 µs, 1.07x
+/// (0.89–1.86x); the per-part differences still spread widely under this load (from
+/// −48 to 235 µs in one run). The floor the C journey shows is now close to the C hop
+/// itself, below the 1.3x target.
+///
 /// First figures (2026-12-02, release, `--repeat 3 bridge` six times, machine under load
-/// 5–10, so indicative only; against the threaded C MQTT hop, as differences of medians): the NotifyBus hop p50 is the C bridge's within noise
-/// (medians 0.81–1.09x), and "C bridge hop minus local post" reads 0.79–1.55x the C MQTT
+/// 5–10, so indicative only; against the threaded C MQTT hop, as differences of medians):
+/// the NotifyBus hop p50 is the C bridge's within noise (medians 0.81–1.09x), and "C bridge hop minus local post" reads 0.79–1.55x the C MQTT
 /// hop (NotifyBus's row 0.22–1.23x in the same runs: a difference of two medians, which
 /// load swings). Per post, which load does not move: system calls (strace) C bridge A
 /// 8.2, B 9.2, notifyd A 8.8, B 9.2 (`profile-bridge --syscalls`); mallocs (uprobes,

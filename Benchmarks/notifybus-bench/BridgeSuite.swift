@@ -46,14 +46,15 @@ import SystemSupport
 /// what the design costs over the C MQTT hop with no NotifyBus code in it; the second peer
 /// of the NotifyBus rows is what NotifyBus costs over that floor.
 ///
-/// With the unthreaded C MQTT hop and the paired differences (2026-12-02, release,
-/// `--repeat 3 bridge` once, machine under load 5–8 with a debug build running, so
-/// indicative only): the C MQTT hop p50 42 µs, 71 µs with the threaded loop (1.68x,
-/// 1.66–1.75x); "bridge hop minus local post" 67 µs, 1.75x (0.54–2.43x) the C hop, where
-/// the threaded baseline gives 0.95x; "C bridge hop minus local post" 45 µs, 1.07x
-/// (0.89–1.86x); the per-part differences still spread widely under this load (from
-/// −48 to 235 µs in one run). The floor the C journey shows is now close to the C hop
-/// itself, below the 1.3x target.
+/// With the unthreaded C MQTT hop and the paired differences (2026-12-02 04:02, release,
+/// `--repeat 3 bridge`, the machine quiet, load 0.2): the C MQTT hop p50 44 µs, 84 µs
+/// with the threaded loop (1.89x, 1.81–1.92x); "bridge hop minus local post" 130 µs,
+/// 2.73x (2.41–3.52x) the C hop (1.55x against the threaded one); "C bridge hop minus
+/// local post" 126 µs, 2.81x (2.62–2.91x): NotifyBus's row is the C bridge's (0.97x,
+/// 0.92–1.21x), and the architecture's floor is about 2.8x a careful C MQTT hop, far
+/// above the 1.3x target. Per-part differences 79–272 µs. (An earlier run the same
+/// session under load 5–8 read 1.75x and 1.07x, per-part differences from −48 to 235 µs:
+/// load still moves these rows more than the paired method removes.)
 ///
 /// First figures (2026-12-02, release, `--repeat 3 bridge` six times, machine under load
 /// 5–10, so indicative only; against the threaded C MQTT hop, as differences of medians):

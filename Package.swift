@@ -303,7 +303,7 @@ let package = Package(
     /// The C peer of the whole bridged journey: posters, bridges and handler on libdbus and
     /// libmosquitto.
     .target(
-      name: "CBridgeBaseline", dependencies: ["CDBus", "CMosquitto"],
+      name: "CBridgeBaseline", dependencies: ["CDBus", "CMosquitto", "CMQTTBaseline"],
       path: "Benchmarks/CBridgeBaseline"),
     /// The C baseline of the handoff benchmark: a Maildir watched with inotify by another process.
     .target(name: "CMaildirBaseline", path: "Benchmarks/CMaildirBaseline"),

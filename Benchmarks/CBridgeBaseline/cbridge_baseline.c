@@ -15,6 +15,8 @@
 #define _GNU_SOURCE  // pipe2
 #include "CBridgeBaseline.h"
 
+#include <CMQTTBaseline.h>
+
 #include <dbus/dbus.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -648,29 +650,6 @@ static void bridge_received(struct mosquitto *client, void *object,
   bridge->awaited_serial = serial;
 }
 
-/// libmosquitto 2.0 keeps a socket pair it writes a byte to for every packet it queues,
-/// which only mosquitto_loop reads; closed, as notifyd closes it (bridge.md, "libmosquitto").
-static void close_socket_pair(struct mosquitto *client) {
-  int major, minor, revision;
-  mosquitto_lib_version(&major, &minor, &revision);
-  if (major != 2 || minor != 0) return;
-  int *fields = (int *)client;  // struct mosquitto starts: sock, sockpairR, sockpairW
-  if (fields[0] != mosquitto_socket(client) || fields[1] < 0 || fields[2] < 0) return;
-  for (int index = 1; index <= 2; index++) {
-    int domain = 0, type = 0;
-    socklen_t length = sizeof domain;
-    if (getsockopt(fields[index], SOL_SOCKET, SO_DOMAIN, &domain, &length) != 0
-        || domain != AF_UNIX
-        || getsockopt(fields[index], SOL_SOCKET, SO_TYPE, &type, &length) != 0
-        || type != SOCK_STREAM) {
-      return;
-    }
-  }
-  close(fields[1]);
-  close(fields[2]);
-  fields[1] = fields[2] = -1;
-}
-
 /// The bridge's MQTT thread: polls the socket and the wake pipe, reads (the PUBACKs held
 /// until the bus has the posts), writes what waits and keeps the connection alive.
 static void *bridge_mqtt_thread(void *argument) {
@@ -787,7 +766,7 @@ static struct bridge *bridge_open(const char *bus, const char *host, int port,
     bridge_close(bridge);
     return NULL;
   }
-  close_socket_pair(bridge->mqtt);
+  cmqtt_close_socket_pair(bridge->mqtt);
   bridge->mqtt_started = pthread_create(&bridge->mqtt_thread, NULL, bridge_mqtt_thread, bridge) == 0;
   bridge->dbus_started = pthread_create(&bridge->dbus_thread, NULL, bridge_dbus_thread, bridge) == 0;
   // Named for profiles (perf's and top's per-thread views).

@@ -102,9 +102,7 @@ static void wake(struct client *client) {
   (void)written;
 }
 
-/// libmosquitto 2.0 keeps a socket pair it writes a byte to for every packet it queues,
-/// which only mosquitto_loop reads; closed, as notifyd and the C bridge close it.
-static void close_socket_pair(struct mosquitto *client) {
+void cmqtt_close_socket_pair(struct mosquitto *client) {
   int major, minor, revision;
   mosquitto_lib_version(&major, &minor, &revision);
   if (major != 2 || minor != 0) return;
@@ -205,7 +203,7 @@ static int open_client(struct cmqtt_pair *pair, struct client *client, const cha
     return client->started ? 0 : -1;
   }
   if (pipe2(client->wake, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
-  close_socket_pair(client->mqtt);
+  cmqtt_close_socket_pair(client->mqtt);
   client->started = pthread_create(&client->thread, NULL, client_thread, client) == 0;
   if (client->started) {
     char name[16];

@@ -13,6 +13,14 @@
 #ifndef NOTIFYBUS_CMQTTBASELINE_H
 #define NOTIFYBUS_CMQTTBASELINE_H
 
+struct mosquitto;
+
+/// Closes the socket pair libmosquitto 2.0 writes a byte to for every packet it queues,
+/// which only `mosquitto_loop` reads, when `client`'s layout is the one known (2.0, the pair
+/// found beside the socket); otherwise does nothing. notifyd closes it the same way
+/// (Protocol/bridge.md, "libmosquitto"); the C peers of the bridge benchmark call this.
+void cmqtt_close_socket_pair(struct mosquitto *client);
+
 /// A connected publisher and subscriber of one topic.
 typedef struct cmqtt_pair cmqtt_pair;
 

@@ -271,10 +271,15 @@ enum HandoffSuite: BenchmarkSuite {
 
     /// Waits until `index` has arrived, or `seconds` pass.
     func wait(for index: Int, seconds: Double = 30) async -> Bool {
+      // A timer cancelled once its wait ended resumes nothing: it would otherwise end a
+      // later wait for another share with `false` (seen as "share 830 was lost" in a run
+      // that took 36 s in all).
       let timer = Task {
-        try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        guard (try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))) != nil else {
+          return
+        }
         self.state.withLock { state in
-          if let waiter = state.waiter {
+          if let waiter = state.waiter, waiter.index == index {
             state.waiter = nil
             waiter.continuation.resume(returning: false)
           }

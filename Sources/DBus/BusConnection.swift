@@ -465,6 +465,25 @@ public actor BusConnection {
   public nonisolated func call(_ message: Message, timeout: Duration = .seconds(25))
     async throws(DBusError) -> Message
   {
+    try await startCall(message, timeout: timeout).reply(cancellable: true)
+  }
+
+  /// Writes a method call now, from the caller's thread, without waiting for its reply.
+  ///
+  /// ``PendingCall/reply()`` waits for it later. Messages passed to ``send(_:)`` before go
+  /// out before it.
+  ///
+  /// For a caller that has something else to wait for meanwhile: the handoff's sender
+  /// writes the round trip that tells its doorbell was routed right after the doorbell,
+  /// and waits for the share's flush before it waits for the answer. While connecting or
+  /// reconnecting, the call is made through the loop when its reply is awaited, as
+  /// ``call(_:timeout:)`` makes it.
+  ///
+  /// - Throws: ``DBusError``: `message` is not a method call, cannot be built, or the
+  ///   connection is closed.
+  package nonisolated func startCall(_ message: Message, timeout: Duration = .seconds(25))
+    throws(DBusError) -> PendingCall
+  {
     guard message.kind == .methodCall else {
       throw DBusError(.invalidArgs, "only a method call has a reply to wait for")
     }
@@ -481,9 +500,19 @@ public actor BusConnection {
       if closed.load(ordering: .acquiring) {
         throw DBusError(.disconnected, "the connection to the bus is closed")
       }
-      return try await callOnLoop(message, timeout: timeout)
+      return PendingCall(connection: self, state: .notSent(message, timeout: timeout))
     }
-    return try await awaited.result(resumedOn: threadExecutor) {
+    return PendingCall(connection: self, state: .sent(awaited, serial: serial))
+  }
+
+  /// Waits for the reply `awaited` of call `serial`; a cancellation of the waiting task
+  /// ends the call with ``DBusError/Name/noReply`` when `cancellable`, and is ignored
+  /// otherwise.
+  nonisolated func reply(
+    _ awaited: AwaitedReply, serial: UInt32, cancellable: Bool
+  ) async throws(DBusError) -> Message {
+    try await awaited.result(resumedOn: threadExecutor) {
+      guard cancellable else { return }
       replyWaiters.take(serial)?.complete(
         .failure(DBusError(.noReply, "the call was cancelled before its reply arrived")))
     }.get()

@@ -113,10 +113,13 @@ public final class HandoffSender: Sendable {
   {
     let items = try await Self.loaded(items)
     // A share stored as a record is written here and rung at once: no thread switch before
-    // the app can see it. Its flush runs on a Dispatch thread; then this task waits for the
-    // bus to route the post.
+    // the app can see it. The round trip that tells the bus routed the doorbell is written
+    // right after it, from this thread too: the bus daemon reads both in one go and answers
+    // while the share is flushed on a Dispatch thread, so the sender waits for the longer
+    // of the two, not for one after the other (`Protocol/handoff.md` §3).
     if let pending = try writeRecord(items, id: id) {
       let posted = Result { () throws(NotifyError) in try center.post(notification) }
+      let routing = routing(posted)
       let spool = self.spool
       let flush = BlockingWork { () throws(ContainerError) in try spool.commit(pending) }
       var unflushed: ContainerError?
@@ -125,22 +128,24 @@ public final class HandoffSender: Sendable {
       } catch {
         unflushed = error
       }
-      let routed = await untilRouted(posted)
+      let routed = await untilRouted(routing)
       if let unflushed { throw storeFailure(unflushed) }
       try report(for: pending.id, posted: posted, routed: routed)
       return pending.id
     }
     // Storing may flush to disk before the share is readable: off the concurrency pool. The
     // doorbell rings as soon as the share is readable, so the app wakes and drains while
-    // the share is being flushed.
-    let (id, posted) = try await runBlocking { () throws(HandoffError) in
+    // the share is being flushed; its round trip is written right after it.
+    let (id, posted, routing) = try await runBlocking { () throws(HandoffError) in
       var posted: Result<Void, NotifyError> = .success(())
+      var routing: NotifyCenter.PendingSynchronization?
       let id = try self.store(items, id: id) {
         posted = Result { () throws(NotifyError) in try self.center.post(self.notification) }
+        routing = self.routing(posted)
       }
-      return (id, posted)
+      return (id, posted, routing)
     }
-    let routed = await untilRouted(posted)
+    let routed = await untilRouted(routing)
     try report(for: id, posted: posted, routed: routed)
     return id
   }
@@ -236,38 +241,30 @@ public final class HandoffSender: Sendable {
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/postFailed``.
   public func ring() async throws(HandoffError) {
     let posted = Result { () throws(NotifyError) in try center.post(notification) }
-    try report(for: nil, posted: posted, routed: await untilRouted(posted))
+    try report(for: nil, posted: posted, routed: await untilRouted(routing(posted)))
   }
 
-  /// Waits until the bus has routed the posts made so far (a round trip to the bus daemon),
-  /// whether or not the calling task is cancelled (`Protocol/handoff.md` §3), unless the
-  /// post failed (`posted`).
-  ///
-  /// The wait runs on the calling task, with no task of its own; when a cancellation cuts
-  /// it short, it goes on in a task that the cancellation does not reach.
+  /// The round trip that tells the bus routed the post, written now, unless the post
+  /// failed (`posted`).
+  private func routing(_ posted: Result<Void, NotifyError>)
+    -> NotifyCenter.PendingSynchronization?
+  {
+    guard case .success = posted else { return nil }
+    return center.startSynchronizing()
+  }
+
+  /// Waits until the bus has answered `routing` (`Protocol/handoff.md` §3), whether or not
+  /// the calling task is cancelled.
   ///
   /// - Returns: The failure of the round trip, or `nil`.
-  private func untilRouted(_ posted: Result<Void, NotifyError>) async -> NotifyError? {
-    guard case .success = posted else { return nil }
+  private func untilRouted(_ routing: NotifyCenter.PendingSynchronization?) async
+    -> NotifyError?
+  {
     do throws(NotifyError) {
-      try await center.synchronize()
+      try await routing?.wait()
       return nil
     } catch {
-      guard Task.isCancelled else { return error }
-    }
-    return await Self.routing(on: center).value
-  }
-
-  /// A round trip to the bus on a task of its own: a cancellation of the task that awaits
-  /// its value does not reach it.
-  private static func routing(on center: NotifyCenter) -> Task<NotifyError?, Never> {
-    Task { () -> NotifyError? in
-      do throws(NotifyError) {
-        try await center.synchronize()
-        return nil
-      } catch {
-        return error
-      }
+      return error
     }
   }
 

@@ -219,8 +219,41 @@ public final class NotifyCenter: Sendable {
     do {
       try await connection.flush()
     } catch {
-      throw NotifyError(.failed, "the bus did not answer: \(error.message)", cause: .bus(error))
+      throw Self.unanswered(error)
     }
+  }
+
+  /// Writes the round trip of ``synchronize()`` now, from the caller's thread.
+  ///
+  /// The value's ``PendingSynchronization/wait()`` waits for the bus to answer it, so a
+  /// caller can wait for something else meanwhile. The wait is not cut short by a
+  /// cancellation.
+  package func startSynchronizing() -> PendingSynchronization {
+    do {
+      return PendingSynchronization(call: .success(try connection.startFlush()))
+    } catch {
+      return PendingSynchronization(call: .failure(Self.unanswered(error)))
+    }
+  }
+
+  /// A round trip made by ``startSynchronizing()``.
+  package struct PendingSynchronization: Sendable {
+    let call: Result<PendingCall, NotifyError>
+
+    /// Waits until the bus has answered: every post made before the round trip was
+    /// written is routed.
+    package func wait() async throws(NotifyError) {
+      let pending = try call.get()
+      do {
+        _ = try await pending.reply()
+      } catch {
+        throw NotifyCenter.unanswered(error)
+      }
+    }
+  }
+
+  private static func unanswered(_ error: DBusError) -> NotifyError {
+    NotifyError(.failed, "the bus did not answer: \(error.message)", cause: .bus(error))
   }
 
   // MARK: - Registering

@@ -12,14 +12,15 @@ import Testing
 /// The order of what `HandoffSender.send` does on the bus and on the disk.
 @Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct HandoffSendOrderTests {
-  /// The round trip after a doorbell starts once the share is flushed.
+  /// The round trip after a doorbell is written with it, and `send` waits for the flush too.
   ///
   /// A share stored as a record is rung for as soon as it is written, and the round trip
-  /// that tells the doorbell was routed (`Peer.Ping`) starts only once the share's flush
-  /// ended: made at once, it ran beside the app's wake-up and drain. The flush is held
-  /// here; the bus, watched with dbus-monitor, sees the doorbell and no round trip until
-  /// the flush is let go.
-  @Test func theRoundTripAfterADoorbellStartsOnceTheShareIsFlushed() async throws {
+  /// that tells the doorbell was routed (`Peer.Ping`) is written right after the doorbell,
+  /// so that the bus answers it while the share is flushed (before, it started once the
+  /// flush ended, and the sender waited for one after the other). The flush is held here:
+  /// the bus, watched with dbus-monitor, sees the doorbell and the round trip, and `send`
+  /// returns only once the flush is let go.
+  @Test func theRoundTripAfterADoorbellIsWrittenWithItAndSendWaitsForTheFlush() async throws {
     let fixture = try HandoffFixture()
     let sender = try await fixture.sender()
     let monitor = try Subprocess.spawn(
@@ -48,8 +49,10 @@ struct HandoffSendOrderTests {
       }
     }
     defer { sender.spool.segmentWriter.commitFault.withLock { $0 = nil } }
+    let returned = Mutex(false)
     let send = Task {
-      try await sender.send([
+      defer { returned.withLock { $0 = true } }
+      return try await sender.send([
         ExtensionItem(
           attributedTitle: AttributedText("A page"),
           attachments: [ItemProvider(url: URL(string: "https://example.com/order")!)])
@@ -57,18 +60,17 @@ struct HandoffSendOrderTests {
     }
     var lines = await reader.lines(milliseconds: 10_000) { $0.contains("member=Posted") }
     #expect(lines.last?.contains("member=Posted") == true, "the doorbell: \(lines)")
+    // While the flush is held: the round trip, and no return.
+    lines = await reader.lines(milliseconds: 10_000) { $0.contains("member=Ping") }
+    #expect(lines.last?.contains("member=Ping") == true, "the round trip: \(lines)")
     let deadline = ContinuousClock.now + .seconds(10)
     while !flushing.withLock({ $0 }) && ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(5))
     }
     #expect(flushing.withLock { $0 }, "the flush began")
-    // While the flush is held, no round trip.
-    let early = await reader.lines(milliseconds: 500) { $0.contains("member=Ping") }
-    #expect(
-      !early.contains { $0.contains("member=Ping") }, "a round trip before the flush: \(early)")
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(!returned.withLock { $0 }, "send returned before the share was flushed")
     released.signal()
-    lines = await reader.lines(milliseconds: 10_000) { $0.contains("member=Ping") }
-    #expect(lines.last?.contains("member=Ping") == true, "the round trip after it: \(lines)")
     _ = try await send.value
     let spool = try Spool(container: fixture.container(), name: HandoffSender.defaultSpoolName)
     #expect(try spool.pendingCount() == 1)

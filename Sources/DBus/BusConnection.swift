@@ -436,11 +436,44 @@ public actor BusConnection {
   /// trip to the bus (`org.freedesktop.DBus.Peer.Ping`).
   ///
   /// It does not mean the recipients have read their messages.
-  public func flush() async throws(DBusError) {
-    _ = try await call(
+  ///
+  /// Nonisolated, as ``call(_:timeout:)``: the Ping is written from the caller's thread,
+  /// with no hop to the connection's thread before it (a write and a read of its wake pipe
+  /// and one more wakeup of that thread, per call, when the caller is elsewhere).
+  public nonisolated func flush() async throws(DBusError) {
+    _ = try await startFlush().reply(cancellable: true)
+  }
+
+  /// Writes the round trip of ``flush()`` now, from the caller's thread, without waiting
+  /// for its answer: ``PendingCall/reply()`` waits for it.
+  package nonisolated func startFlush() throws(DBusError) -> PendingCall {
+    try startCall(
       .methodCall(
         destination: .bus, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus.Peer",
         member: "Ping"))
+  }
+
+  // MARK: - Other descriptors
+
+  /// Polls `descriptor` for reading on the connection's thread, beside the bus, and runs
+  /// `onReadable` there each time it is readable, until ``stopWatching(_:)``: so that what
+  /// it wakes (a task on ``taskExecutor``) runs without a wakeup of another thread.
+  ///
+  /// `onReadable` must read what is there (a descriptor left readable runs it again on
+  /// every turn of the loop), must not block, and must not close `descriptor` before
+  /// ``stopWatching(_:)``. The handoff's importer watches its spool's inotify descriptor
+  /// this way.
+  ///
+  /// - Returns: The watch, for ``stopWatching(_:)``.
+  package func watchReadable(_ descriptor: CInt, _ onReadable: @escaping @Sendable () -> Void)
+    -> Int
+  {
+    loop.watchReadable(descriptor, onReadable)
+  }
+
+  /// Stops a watch of ``watchReadable(_:_:)``: its handler never runs after this returns.
+  package func stopWatching(_ watch: Int) {
+    loop.stopWatching(watch)
   }
 
   // MARK: - Method calls

@@ -197,10 +197,16 @@ public final class PendingImporter: Sendable {
     }
   }
 
-  /// Drains at start and again after every post of ``notification``, until the task is
-  /// cancelled.
+  /// Drains at start, again after every post of ``notification``, and again whenever a
+  /// producer adds to the spool, until the task is cancelled.
   ///
-  /// The registration is in place before the first drain. A handler error is passed to
+  /// The registration is in place before the first drain. Besides the doorbell, the spool's
+  /// directories are watched with inotify (``AppGroups/SpoolWatch``, on the connection's
+  /// thread too): a share stored as a record wakes the app as soon as it is written, one
+  /// wakeup where the doorbell takes two (the bus daemon's, then the app's), and a share
+  /// stored by a producer that never rings is drained all the same. Wakeups of either kind
+  /// that come during a drain coalesce into one more drain. When inotify cannot be had (a
+  /// limit of watches), the doorbell alone wakes the app, as before. A handler error is passed to
   /// `onFailure` and the share stays in the spool; the next post (or the next start) drains
   /// it again.
   ///
@@ -213,8 +219,9 @@ public final class PendingImporter: Sendable {
   /// run on Dispatch threads.
   ///
   /// - Parameters:
-  ///   - onDrain: Told why each drain starts: `nil` for the drain at start, else the post
-  ///     (possibly standing for several coalesced posts).
+  ///   - onDrain: Told why each drain starts: the post (possibly standing for several
+  ///     coalesced posts and spool changes), or `nil` for the drain at start and for one
+  ///     that only a change of the spool started.
   ///   - onFailure: Told of each handler error.
   ///   - handler: Imports one share.
   /// - Throws: ``HandoffError`` with code ``HandoffError/Code/notConnected`` when the
@@ -236,12 +243,43 @@ public final class PendingImporter: Sendable {
           .notConnected, "Cannot watch '\(notification)': \(error.message)",
           cause: .notify(error))
       }
-      onDrain(nil)
-      try await drainReporting(onFailure, handler)
-      for await event in events {
-        onDrain(event)
-        try await drainReporting(onFailure, handler)
+      // One wakeup stands for any number of doorbells and spool changes (a buffer of one);
+      // the newest doorbell is kept for `onDrain`, never replaced by a spool change.
+      let (wakeups, wake) = AsyncStream.makeStream(
+        of: Void.self, bufferingPolicy: .bufferingNewest(1))
+      let lastDoorbell = Mutex<NotifyEvent?>(nil)
+      let connection = center.connection
+      let doorbells = Task(executorPreference: connection.taskExecutor) {
+        for await event in events {
+          lastDoorbell.withLock { $0 = event }
+          wake.yield()
+        }
+        wake.finish()
       }
+      var watch: Int?
+      if let spoolWatch = try? SpoolWatch(spool) {
+        watch = await connection.watchReadable(spoolWatch.descriptor) {
+          if spoolWatch.readChanges() { wake.yield() }
+        }
+      }
+      do throws(HandoffError) {
+        onDrain(nil)
+        try await drainReporting(onFailure, handler)
+        for await _ in wakeups {
+          onDrain(
+            lastDoorbell.withLock { event in
+              defer { event = nil }
+              return event
+            })
+          try await drainReporting(onFailure, handler)
+        }
+      } catch {
+        doorbells.cancel()
+        if let watch { await connection.stopWatching(watch) }
+        throw error
+      }
+      doorbells.cancel()
+      if let watch { await connection.stopWatching(watch) }
     }
   }
 

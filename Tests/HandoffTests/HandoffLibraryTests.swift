@@ -268,6 +268,43 @@ struct HandoffLibraryTests {
     await poster.close()
   }
 
+  /// A running importer drains a share no doorbell announces: its spool watch sees the
+  /// record written (and an entry with attachments renamed into `new/`), and tells
+  /// `onDrain` no doorbell (`nil`).
+  @Test func aShareStoredWithoutADoorbellReachesARunningImporter() async throws {
+    let fixture = try HandoffFixture()
+    let sender = try await fixture.sender()
+    let importer = try await fixture.importer()
+    let (arrivals, arrived) = AsyncStream.makeStream(of: String.self)
+    let reasons = Mutex<[String]>([])
+    let task = Task {
+      try await importer.run(onDrain: { event in
+        reasons.withLock { $0.append(event == nil ? "no doorbell" : "doorbell") }
+      }) { share in arrived.yield(share.url?.absoluteString ?? "") }
+    }
+    defer { task.cancel() }
+    // The importer is running once its drain at start has begun.
+    let deadline = ContinuousClock.now + .seconds(10)
+    while reasons.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    var received = arrivals.makeAsyncIterator()
+    try sender.store([Self.item("https://example.com/unannounced")])
+    #expect(await received.next() == "https://example.com/unannounced")
+    let file = fixture.bus.directory + "/note.txt"
+    #expect(FileManager.default.createFile(atPath: file, contents: Data("a note".utf8)))
+    try sender.store([
+      ExtensionItem(
+        attributedTitle: AttributedText("A file"),
+        attachments: [
+          ItemProvider(url: URL(string: "https://example.com/with-a-file")!),
+          ItemProvider(fileAtPath: file),
+        ])
+    ])
+    #expect(await received.next() == "https://example.com/with-a-file")
+    #expect(!reasons.withLock { $0 }.contains("doorbell"), "\(reasons.withLock { $0 })")
+  }
+
   @Test func aPostDuringADrainTriggersAnotherDrain() async throws {
     let fixture = try HandoffFixture()
     let sender = try await fixture.sender()

@@ -84,6 +84,13 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   /// Loop thread only.
   private var afterDispatchRunning: [() -> Void] = []
 
+  /// Descriptors of others than libdbus that the loop polls for reading, each with what it
+  /// runs on the loop's thread when the descriptor is readable (``watchReadable(_:_:)``).
+  ///
+  /// Loop thread only.
+  private var readers: [(id: Int, descriptor: CInt, onReadable: () -> Void)] = []
+  private var nextReaderID = 0
+
   /// Creates a loop and starts its thread.
   init() {
     var ends: [CInt] = [-1, -1]
@@ -281,6 +288,10 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
           wokenToWrite.store(true, ordering: .sequentiallyConsistent)
         }
       }
+      let firstReader = pollDescriptors.count
+      for reader in readers {
+        pollDescriptors.append(pollfd(fd: reader.descriptor, events: Int16(POLLIN), revents: 0))
+      }
       let now = MonotonicClock.now
       var timeoutMilliseconds: CInt = hasWork ? 0 : -1
       if !hasWork, var nearest = timeouts.first?.deadline {
@@ -306,9 +317,43 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
           if revents & Int16(POLLERR | POLLNVAL) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
           _ = dbus_watch_handle(watch, flags)
         }
+        if firstReader < pollDescriptors.count { runReaders(pollDescriptors[firstReader...]) }
       }
       fireTimeouts()
     }
+  }
+
+  /// Runs the handler of each reader whose descriptor `polled` says is readable (or hung
+  /// up, or failed: the handler finds out by reading), unless it was removed meanwhile.
+  private func runReaders(_ polled: ArraySlice<pollfd>) {
+    let ready = polled.filter { $0.revents != 0 }.map(\.fd)
+    guard !ready.isEmpty else { return }
+    for reader in readers where ready.contains(reader.descriptor) {
+      guard readers.contains(where: { $0.id == reader.id }) else { continue }
+      reader.onReadable()
+    }
+  }
+
+  /// Polls `descriptor` for reading beside the connection's, running `onReadable` on the
+  /// loop's thread each time it is readable, until ``stopWatching(_:)``: a descriptor that
+  /// stays readable runs it on every turn, so it must read what is there.
+  ///
+  /// Loop thread only.
+  ///
+  /// - Returns: The watch, for ``stopWatching(_:)``.
+  func watchReadable(_ descriptor: CInt, _ onReadable: @escaping () -> Void) -> Int {
+    preconditionInLoop()
+    nextReaderID += 1
+    readers.append((nextReaderID, descriptor, onReadable))
+    return nextReaderID
+  }
+
+  /// Stops polling for a watch of ``watchReadable(_:_:)``; its handler never runs again.
+  ///
+  /// Loop thread only.
+  func stopWatching(_ watch: Int) {
+    preconditionInLoop()
+    readers.removeAll { $0.id == watch }
   }
 
   private func perform(_ work: Work) {

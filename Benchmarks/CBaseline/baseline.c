@@ -108,30 +108,48 @@ static void *receive(void *argument) {
   return NULL;
 }
 
-static int start_receiver(struct receiver *r, const char *address, pthread_t *thread) {
-  r->connection = open_connection(address);
-  if (!r->connection) return -1;
+/* A connection that receives the bench's ticks, from `sender` only when not NULL; NULL on
+   error. */
+static DBusConnection *open_receiver_from(const char *address, const char *sender) {
+  DBusConnection *connection = open_connection(address);
+  if (!connection) return NULL;
+  char rule[256];
+  snprintf(rule, sizeof rule, "type='signal',interface='" BENCH_INTERFACE "'%s%s%s",
+           sender ? ",sender='" : "", sender ? sender : "", sender ? "'" : "");
   DBusError error;
   dbus_error_init(&error);
-  dbus_bus_add_match(r->connection, "type='signal',interface='" BENCH_INTERFACE "'", &error);
+  dbus_bus_add_match(connection, rule, &error);
   if (dbus_error_is_set(&error)) {
     dbus_error_free(&error);
-    close_connection(r->connection);
-    return -1;
+    close_connection(connection);
+    return NULL;
   }
+  return connection;
+}
+
+static DBusConnection *open_receiver(const char *address) {
+  return open_receiver_from(address, NULL);
+}
+
+static int start_receiver(struct receiver *r, const char *address, pthread_t *thread) {
+  r->connection = open_receiver(address);
+  if (!r->connection) return -1;
   return pthread_create(thread, NULL, receive, r);
 }
 
-/* One latency run: a tick at a time, each awaited. With `queue`, the receiver runs its
+/* One block of latency samples on open connections: a tick at a time, each awaited, the
+   receiver on a thread of its own for the block. With `queue`, the receiver runs its
    handler there (and times from the send, recorded in last_sent). */
-static int run_latency(const char *address, int count, double *samples,
-                       void *queue) {
-  struct receiver r = {.expected = count, .samples = samples, .queue = queue};
+static int latency_block(DBusConnection *receiving, DBusConnection *sender, int count,
+                         double *samples, void *queue) {
+  struct receiver r = {
+      .connection = receiving, .expected = count, .samples = samples, .queue = queue};
   sem_init(&r.arrived, 0, 0);
   pthread_t thread;
-  if (start_receiver(&r, address, &thread) != 0) return -1;
-  DBusConnection *sender = open_connection(address);
-  if (!sender) return -1;
+  if (pthread_create(&thread, NULL, receive, &r) != 0) {
+    sem_destroy(&r.arrived);
+    return -1;
+  }
   int result = 0;
   for (int i = 0; i < count; i++) {
     // Both variants' clocks start before the message is built, as the Swift rows' clocks
@@ -153,10 +171,57 @@ static int run_latency(const char *address, int count, double *samples,
   }
   r.stop = 1;
   pthread_join(thread, NULL);
-  close_connection(sender);
-  close_connection(r.connection);
   sem_destroy(&r.arrived);
   return result;
+}
+
+/* One latency run on connections of its own. */
+static int run_latency(const char *address, int count, double *samples, void *queue) {
+  DBusConnection *receiving = open_receiver(address);
+  if (!receiving) return -1;
+  DBusConnection *sender = open_connection(address);
+  if (!sender) {
+    close_connection(receiving);
+    return -1;
+  }
+  int result = latency_block(receiving, sender, count, samples, queue);
+  close_connection(sender);
+  close_connection(receiving);
+  return result;
+}
+
+struct latency_session {
+  DBusConnection *receiving;
+  DBusConnection *sender;
+};
+
+void *cbaseline_latency_open(const char *address) {
+  struct latency_session *session = calloc(1, sizeof *session);
+  if (!session) return NULL;
+  // The receiver hears this session's sender only: another pair's ticks, sent while this
+  // one waits between its blocks, would otherwise queue here.
+  session->sender = open_connection(address);
+  session->receiving = session->sender
+                           ? open_receiver_from(address, dbus_bus_get_unique_name(session->sender))
+                           : NULL;
+  if (!session->receiving) {
+    if (session->sender) close_connection(session->sender);
+    free(session);
+    return NULL;
+  }
+  return session;
+}
+
+int cbaseline_latency_block(void *session, int count, double *samples) {
+  struct latency_session *s = session;
+  return latency_block(s->receiving, s->sender, count, samples, NULL);
+}
+
+void cbaseline_latency_close(void *session) {
+  struct latency_session *s = session;
+  close_connection(s->sender);
+  close_connection(s->receiving);
+  free(s);
 }
 
 int cbaseline_latency(const char *address, int count, double *samples) {

@@ -10,6 +10,17 @@
 /// latency in microseconds to `samples`. Returns 0, or -1 on error.
 int cbaseline_latency(const char *address, int count, double *samples);
 
+/// Two connections to `address` (a receiver of the ticks and a sender), kept open between
+/// blocks of cbaseline_latency_block; NULL on error. Close with cbaseline_latency_close.
+void *cbaseline_latency_open(const char *address);
+
+/// cbaseline_latency's `count` ticks on `session`'s connections (sequences from 0): 0, or -1
+/// when a tick was lost.
+int cbaseline_latency_block(void *session, int count, double *samples);
+
+/// Closes a session from cbaseline_latency_open.
+void cbaseline_latency_close(void *session);
+
 /// Like cbaseline_latency, but each signal's handler runs on a libdispatch serial queue
 /// (the receiving thread queues it with dispatch_async_f), as a C program with dispatch
 /// handlers written on libdbus would: the delivery contract of notify_register_dispatch.

@@ -5,7 +5,7 @@
 #endif
 
 /// Tells a consumer when a producer may have added to a spool: an inotify descriptor on
-/// its `segments/` and `new/` (`Protocol/container.md` §4.5).
+/// its `segments/` and `new/` (`Protocol/handoff.md` §4, item 4).
 ///
 /// A record appended to a segment is a write to a `*.seg` file in `segments/`; a segment
 /// or an entry renamed into place is a move into `segments/` or `new/`. Nothing else the

@@ -262,6 +262,7 @@ public final class PendingImporter: Sendable {
           if spoolWatch.readChanges() { wake.yield() }
         }
       }
+      var failure: HandoffError?
       do throws(HandoffError) {
         onDrain(nil)
         try await drainReporting(onFailure, handler)
@@ -274,12 +275,11 @@ public final class PendingImporter: Sendable {
           try await drainReporting(onFailure, handler)
         }
       } catch {
-        doorbells.cancel()
-        if let watch { await connection.stopWatching(watch) }
-        throw error
+        failure = error
       }
       doorbells.cancel()
       if let watch { await connection.stopWatching(watch) }
+      if let failure { throw failure }
     }
   }
 

@@ -289,7 +289,8 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
         }
       }
       let firstReader = pollDescriptors.count
-      for reader in readers {
+      let polledReaders = readers
+      for reader in polledReaders {
         pollDescriptors.append(pollfd(fd: reader.descriptor, events: Int16(POLLIN), revents: 0))
       }
       let now = MonotonicClock.now
@@ -317,20 +318,14 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
           if revents & Int16(POLLERR | POLLNVAL) != 0 { flags |= DBUS_WATCH_ERROR.rawValue }
           _ = dbus_watch_handle(watch, flags)
         }
-        if firstReader < pollDescriptors.count { runReaders(pollDescriptors[firstReader...]) }
+        for (index, reader) in polledReaders.enumerated()
+        where pollDescriptors[firstReader + index].revents != 0 {
+          // A handler run before may have stopped this watch.
+          guard readers.contains(where: { $0.id == reader.id }) else { continue }
+          reader.onReadable()
+        }
       }
       fireTimeouts()
-    }
-  }
-
-  /// Runs the handler of each reader whose descriptor `polled` says is readable (or hung
-  /// up, or failed: the handler finds out by reading), unless it was removed meanwhile.
-  private func runReaders(_ polled: ArraySlice<pollfd>) {
-    let ready = polled.filter { $0.revents != 0 }.map(\.fd)
-    guard !ready.isEmpty else { return }
-    for reader in readers where ready.contains(reader.descriptor) {
-      guard readers.contains(where: { $0.id == reader.id }) else { continue }
-      reader.onReadable()
     }
   }
 

@@ -65,11 +65,37 @@ struct BridgeDeliveryTests {
       counts.withLock { $0.append(count) }
     }
     let posts = 1500
+    // A failure names the side whose round trip went unanswered, with what both hosts'
+    // notifyd and bus logged (the bus logs a message it rejects).
+    let logFiles = [
+      ("notifyd A", a.logPath), ("bus A", a.busLogPath), ("notifyd B", b.logPath),
+      ("bus B", b.busLogPath),
+    ]
     async let fromA: Void = {
-      for _ in 0..<posts { try await a.post(name) }
+      for index in 0..<posts {
+        do {
+          try await a.post(name)
+        } catch {
+          throw DBusError(.failed, "A's post \(index) (its flush): \(error)")
+        }
+      }
     }()
-    for _ in 0..<posts { _ = try await b.call("Post", [.string(name.rawValue)]) }
-    try await fromA
+    do {
+      for index in 0..<posts {
+        do {
+          _ = try await b.call("Post", [.string(name.rawValue)])
+        } catch {
+          throw DBusError(.failed, "B's mediated post \(index): \(error)")
+        }
+      }
+      try await fromA
+    } catch {
+      let logs = logFiles.map { label, path in
+        "\(label): \((try? Products.runCommand("cat", [path]).output) ?? "")"
+      }
+      Issue.record("\(error)\n\(logs.joined(separator: "\n"))")
+      return
+    }
     let deadline = ContinuousClock.now + .seconds(60)
     while counts.withLock({ $0.count }) < 2 * posts, ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(20))

@@ -205,6 +205,9 @@ final class BridgedHost {
   /// What notifyd wrote to standard error.
   var log: String { (try? Products.runCommand("cat", [logPath]).output) ?? "" }
 
+  /// Where the host's dbus-daemon writes its standard error.
+  var busLogPath: String { bus.directory + "/bus.log" }
+
   /// Whether notifyd is still running.
   var isRunning: Bool { process.wait(milliseconds: 0) == nil }
 }

@@ -91,6 +91,16 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   private var readers: [(id: Int, descriptor: CInt, onReadable: () -> Void)] = []
   private var nextReaderID = 0
 
+  /// The connections attached, with their sockets.
+  ///
+  /// Loop thread only.
+  private var attached: [(raw: OpaquePointer, socket: CInt)] = []
+  /// The sockets of the attached connections that have messages queued to send, found
+  /// before each poll (see ``run()``).
+  ///
+  /// Loop thread only.
+  private var socketsWithOutgoing: [CInt] = []
+
   /// Creates a loop and starts its thread.
   init() {
     var ends: [CInt] = [-1, -1]
@@ -273,14 +283,34 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
       }
       skippedPoll = false
       wokenToWrite.store(false, ordering: .sequentiallyConsistent)
+      // A send from another thread that finds libdbus's I/O path taken only queues its
+      // message: libdbus enables the write watch at the end of an I/O iteration, which that
+      // send did not run, and not after handling a read watch. The loop takes the path for
+      // a moment each time it handles one, so under a stream of incoming messages a
+      // sender's call could sit queued, its write watch disabled, until the next send (a
+      // call made on its own waited out its timeout: 1 in about 40,000 round trips beside a
+      // signal flood). So the loop polls a connection for writing whenever libdbus holds
+      // something to send, after clearing the flag: a send that queues after this check
+      // finds the flag clear and wakes the loop, or set by a sender whose wakeup is still
+      // to come or by this turn's own poll for writing.
+      socketsWithOutgoing.removeAll(keepingCapacity: true)
+      for connection in attached where dbus_connection_has_messages_to_send(connection.raw) != 0 {
+        socketsWithOutgoing.append(connection.socket)
+      }
       pollDescriptors.removeAll(keepingCapacity: true)
       polledWatches.removeAll(keepingCapacity: true)
       pollDescriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
-      for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+      for watch in watches {
         let flags = dbus_watch_get_flags(watch)
+        let enabled = dbus_watch_get_enabled(watch) != 0
         var events: Int16 = 0
-        if flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
-        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events |= Int16(POLLOUT) }
+        if enabled && flags & DBUS_WATCH_READABLE.rawValue != 0 { events |= Int16(POLLIN) }
+        if flags & DBUS_WATCH_WRITABLE.rawValue != 0
+          && (enabled || socketsWithOutgoing.contains(dbus_watch_get_unix_fd(watch)))
+        {
+          events |= Int16(POLLOUT)
+        }
+        guard events != 0 else { continue }
         pollDescriptors.append(
           pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
         polledWatches.append(watch)
@@ -458,6 +488,9 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
       markForDispatch(connection)
     }
+    var socket: CInt = -1
+    _ = dbus_connection_get_unix_fd(connection, &socket)
+    attached.append((connection, socket))
   }
 
   private func markForDispatch(_ connection: OpaquePointer) {
@@ -476,6 +509,7 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     dbus_connection_set_watch_functions(connection, nil, nil, nil, nil, nil)
     dbus_connection_set_timeout_functions(connection, nil, nil, nil, nil, nil)
     connectionsToDispatch.withLock { $0.removeAll { $0.raw == connection } }
+    attached.removeAll { $0.raw == connection }
   }
 
   private func addTimeout(_ timeout: OpaquePointer) {

@@ -70,9 +70,13 @@ import Synchronization
 /// 64 KiB read of the segment) ran before the `pwrite` in 35–40 windows. After: no flush in
 /// any share's window but the flushes of `delivered.keys` beside the drain (not waited for);
 /// share 0 waits only for what is left of the segment its sender took when it was made, and
-/// is the only one that lists. The rest of the slowest 2% is the scheduler under that load:
+/// is the only one that lists. The rest of the slowest 2% was the scheduler under that load:
 /// the bus daemon or the app's thread woken milliseconds late, which a quiet machine does
-/// not show.
+/// not show. Since the importer watches the spool (2026-12-02, `Protocol/handoff.md` §4), a
+/// share wakes the app through the spool's inotify descriptor, polled by the app's connection
+/// thread, as soon as its record is written: the bus daemon is off the path from share to
+/// stored (the doorbell wakes the app only when the watch could not be made, or for a share
+/// that its watch did not see), so one wakeup is left where there were two.
 enum HandoffSuite: BenchmarkSuite {
   static let name = "handoff"
   /// Items a side counts in each of its turns (a turn runs one more first, not counted).

@@ -26,6 +26,8 @@ if CommandLine.arguments.dropFirst().first == "--child" {
   exit(await Children.run(Array(CommandLine.arguments.dropFirst(2))))
 }
 
+let stopSignals = Interruption.endChildrenOnStop()
+
 let command = CommandDescription(
   name: "notifybus-bench",
   abstract: "Run every NotifyBus benchmark against its baseline.",

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -31,8 +33,13 @@ package final class Subprocess {
   package private(set) var outputDescriptor: CInt?
   /// The read end of the pipe connected to the child's standard error, if captured.
   package private(set) var errorDescriptor: CInt?
-  private var termination: Termination?
+  private var termination: Termination? {
+    didSet { Self.unreaped.withLock { _ = $0.remove(pid) } }
+  }
   private var outputBuffer: [UInt8] = []
+
+  /// The children started and not reaped yet, for ``killUnreaped(_:)``.
+  private static let unreaped = Mutex<Set<Int32>>([])
 
   private init(pid: Int32, output: CInt?, error: CInt?) {
     self.pid = pid
@@ -129,10 +136,21 @@ package final class Subprocess {
       if captureError { close(errorPipe[0]) }
       throw Errno(rawValue: status)
     }
+    unreaped.withLock { _ = $0.insert(pid) }
     return Subprocess(
       pid: pid,
       output: captureOutput ? outputPipe[0] : nil,
       error: captureError ? errorPipe[0] : nil)
+  }
+
+  /// Sends `signal` to every child this process started and has not reaped.
+  ///
+  /// For a program interrupted while its children run: a benchmark stopped with Ctrl-C
+  /// would otherwise leave its private `dbus-daemon`s running, each holding inotify
+  /// instances of the user's 128 (a later test then failed with `EMFILE`). A child not
+  /// reaped keeps its process identifier, so no other process gets the signal.
+  package static func killUnreaped(_ signal: CInt = SIGKILL) {
+    for pid in unreaped.withLock({ $0 }) { _ = systemKill(pid, signal) }
   }
 
   /// Creates a pipe whose ends close on exec.

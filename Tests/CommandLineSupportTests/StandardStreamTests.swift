@@ -94,8 +94,21 @@ struct StandardStreamTests {
     try #require(pipe(&descriptors) == 0)
     close(descriptors[0])
     defer { close(descriptors[1]) }
-    let previous = signal(SIGPIPE, SIG_IGN)
-    defer { signal(SIGPIPE, previous) }
+    // Kept from this thread only (blocked, then taken), not ignored: a process-wide SIG_IGN
+    // is inherited by the children other tests start meanwhile (seen failing so:
+    // endsWithSIGPIPEWhenTheReaderLeaves's cli-demo exited 1 on EPIPE instead of dying of
+    // SIGPIPE).
+    var pipeSignal = sigset_t()
+    sigemptyset(&pipeSignal)
+    sigaddset(&pipeSignal, SIGPIPE)
+    var previousMask = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
+    defer {
+      // The failed write raised SIGPIPE for this thread, pending while blocked.
+      var now = timespec(tv_sec: 0, tv_nsec: 0)
+      while sigtimedwait(&pipeSignal, nil, &now) == SIGPIPE {}
+      pthread_sigmask(SIG_SETMASK, &previousMask, nil)
+    }
     let error = try #require(throws: StandardStreamError.self) {
       try StandardStreamError.write("lost\n", to: descriptors[1], stream: "standard output")
     }

@@ -225,16 +225,17 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   /// of the outgoing queue unwritten.
   ///
   /// Under a flood every send may leave something queued (the socket is full, or the loop
-  /// holds libdbus's I/O path while it writes). One wakeup is enough until the loop next
-  /// reads its watches, which then include the enabled write watch; waking it on every
-  /// such send instead costs a write, a read and a thread switch per message.
+  /// holds libdbus's I/O path while it reads or writes). One wakeup is enough until the
+  /// loop next looks at what libdbus holds to send, which it then polls for writing (with
+  /// the write watch enabled or not: a send that found the I/O path taken leaves it off);
+  /// waking it on every such send instead costs a write, a read and a thread switch per
+  /// message.
   ///
-  /// The loop clears the flag before it reads its watches, and sets it again when it is
-  /// about to poll for writability anyway: a send that queued after the read either finds
-  /// it clear and wakes the loop, or finds it set by a sender whose wakeup the loop has yet
-  /// to consume or by the loop itself, which then wakes when the socket takes more and
-  /// writes what is queued. Either way, the loop reads the watches again after the last
-  /// message queued.
+  /// The loop clears the flag before it looks, and sets it again when it is about to poll
+  /// for writability anyway: a send that queued after the look either finds it clear and
+  /// wakes the loop, or finds it set by a sender whose wakeup the loop has yet to consume
+  /// or by the loop itself, which then wakes when the socket takes more and writes what is
+  /// queued. Either way, the loop looks again after the last message queued.
   func wakeToWrite() {
     if !wokenToWrite.exchange(true, ordering: .sequentiallyConsistent) { wake() }
   }

@@ -1,3 +1,4 @@
+import BusTestSupport
 import CBaseline
 import DBus
 import Dispatch
@@ -34,6 +35,8 @@ enum Children {
       case "getstate-serve" where arguments.count == 3,
         "getstate-call" where arguments.count == 5:
         try await NotifydSuite.child(arguments)
+      case "hold-bus" where arguments.count == 1:
+        try holdBus()
       default:
         print("failed unknown child role \(arguments)")
         return 64
@@ -43,6 +46,16 @@ enum Children {
       print("failed \(error)")
       return 1
     }
+  }
+
+  /// Starts a private bus, as every suite does, prints `ready <daemon's pid>` and holds it
+  /// until standard input ends or a signal stops the benchmark: for the test that an
+  /// interrupted benchmark ends its children (`KillUnreapedTests`).
+  static func holdBus() throws {
+    let bus = try PrivateBus()
+    print("ready \(bus.pid ?? 0)")
+    fflush(stdout)
+    while readLine() != nil {}
   }
 
   /// Registers for `name` and reports when `count` posts have arrived; the handler runs

@@ -22,11 +22,11 @@ let suites: [any BenchmarkSuite.Type] = [
   NotifydSuite.self, StuckReceiverSuite.self, BridgeSuite.self, ScaleSuite.self,
 ]
 
+let stopSignals = Interruption.endChildrenOnStop()
+
 if CommandLine.arguments.dropFirst().first == "--child" {
   exit(await Children.run(Array(CommandLine.arguments.dropFirst(2))))
 }
-
-let stopSignals = Interruption.endChildrenOnStop()
 
 let command = CommandDescription(
   name: "notifybus-bench",

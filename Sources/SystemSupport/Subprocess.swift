@@ -33,12 +33,13 @@ package final class Subprocess {
   package private(set) var outputDescriptor: CInt?
   /// The read end of the pipe connected to the child's standard error, if captured.
   package private(set) var errorDescriptor: CInt?
-  private var termination: Termination? {
-    didSet { Self.unreaped.withLock { _ = $0.remove(pid) } }
-  }
+  private var termination: Termination?
   private var outputBuffer: [UInt8] = []
 
   /// The children started and not reaped yet, for ``killUnreaped(_:)``.
+  ///
+  /// A child is reaped, and leaves the set, under its lock, which ``killUnreaped(_:)``
+  /// signals under: a process identifier in the set is still the child's.
   private static let unreaped = Mutex<Set<Int32>>([])
 
   private init(pid: Int32, output: CInt?, error: CInt?) {
@@ -150,7 +151,24 @@ package final class Subprocess {
   /// instances of the user's 128 (a later test then failed with `EMFILE`). A child not
   /// reaped keeps its process identifier, so no other process gets the signal.
   package static func killUnreaped(_ signal: CInt = SIGKILL) {
-    for pid in unreaped.withLock({ $0 }) { _ = systemKill(pid, signal) }
+    unreaped.withLock { children in
+      for pid in children { _ = systemKill(pid, signal) }
+    }
+  }
+
+  /// Reaps the child if it has ended (`WNOHANG`) or once it ends; `nil` while it runs.
+  private func reap(_ options: CInt) -> Termination? {
+    var status: CInt = 0
+    let reaped = Self.unreaped.withLock { children -> Bool in
+      var result: pid_t
+      repeat { result = waitpid(pid, &status, options) } while result == -1 && errno == EINTR
+      guard result == pid else { return false }
+      children.remove(pid)
+      return true
+    }
+    guard reaped else { return nil }
+    termination = Self.decode(status)
+    return termination
   }
 
   /// Creates a pipe whose ends close on exec.
@@ -170,11 +188,14 @@ package final class Subprocess {
   @discardableResult
   package func wait() -> Termination {
     if let termination { return termination }
-    var status: CInt = 0
-    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-    let result = Self.decode(status)
-    termination = result
-    return result
+    // Waits for the end without reaping, so that the reaping, under the lock, is at once.
+    var info = siginfo_t()
+    while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1 && errno == EINTR {}
+    if let ended = reap(0) { return ended }
+    // Reaped elsewhere (a `waitpid(-1)`): how it ended is unknown.
+    Self.unreaped.withLock { _ = $0.remove(pid) }
+    termination = .exited(-1)
+    return .exited(-1)
   }
 
   /// Waits at most `milliseconds` for the child to end.
@@ -184,12 +205,7 @@ package final class Subprocess {
     if let termination { return termination }
     let deadline = MonotonicClock.now + milliseconds * 1_000_000
     while true {
-      var status: CInt = 0
-      let result = waitpid(pid, &status, WNOHANG)
-      if result == pid {
-        termination = Self.decode(status)
-        return termination
-      }
+      if let ended = reap(WNOHANG) { return ended }
       if MonotonicClock.now >= deadline { return nil }
       usleep(2_000)
     }

@@ -106,7 +106,11 @@ struct StandardStreamTests {
     defer {
       // The failed write raised SIGPIPE for this thread, pending while blocked.
       var now = timespec(tv_sec: 0, tv_nsec: 0)
-      while sigtimedwait(&pipeSignal, nil, &now) == SIGPIPE {}
+      var taken: CInt
+      repeat {
+        taken = sigtimedwait(&pipeSignal, nil, &now)
+      } while taken == SIGPIPE
+        || (taken == -1 && errno == EINTR)
       pthread_sigmask(SIG_SETMASK, &previousMask, nil)
     }
     let error = try #require(throws: StandardStreamError.self) {

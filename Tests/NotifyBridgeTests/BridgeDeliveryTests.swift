@@ -90,9 +90,7 @@ struct BridgeDeliveryTests {
       }
       try await fromA
     } catch {
-      let logs = logFiles.map { label, path in
-        "\(label): \((try? Products.runCommand("cat", [path]).output) ?? "")"
-      }
+      let logs = logFiles.map { label, path in "\(label): \(readFile(path) ?? "")" }
       Issue.record("\(error)\n\(logs.joined(separator: "\n"))")
       return
     }

@@ -44,7 +44,12 @@ struct NotifydLifecycleTests {
     let log = try #require(readFile(sandbox.directory + "/state/notifybus/notifyd.log"))
     #expect(log.contains("notifyd[\(first)]: lost the bus at unix:path="), "\(log)")
     #expect(log.contains("notifyd[\(first)]: the bus at unix:path="), "\(log)")
-    #expect(log.contains("was replaced (guid "), "\(log)")
+    // It saw the new bus's guid, or, when the restarted bus came later than the 5 s it waits
+    // for an answer (seen under a loaded suite: 6 s), gave up on the old one: it exits
+    // either way, leaving the one notifyd the new bus started.
+    #expect(
+      log.contains("was replaced (guid ") || log.contains("is gone: nothing has answered there"),
+      "\(log)")
     #expect(log.contains("notifyd[\(second)]: serving org.notifybus.Notify1 on "), "\(log)")
   }
 

@@ -13,64 +13,41 @@ import Testing
 /// of its own (the benchmark), never in the test process, whose other tests have children.
 @Suite(.timeLimit(.minutes(2)))
 struct KillUnreapedTests {
-  /// The processes whose parent is `parent`, with their command names.
-  func children(of parent: Int32) -> [(pid: Int32, name: String)] {
-    guard let directory = opendir("/proc") else { return [] }
-    defer { closedir(directory) }
-    var found: [(Int32, String)] = []
-    while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) {
-        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-      }
-      guard let pid = Int32(name), let stat = readStat(pid) else { continue }
-      if stat.parent == parent { found.append((pid, stat.name)) }
-    }
-    return found
-  }
-
-  /// The command name, state and parent of `pid` from `/proc/PID/stat`.
-  func readStat(_ pid: Int32) -> (name: String, state: Character, parent: Int32)? {
-    guard let text = readFile("/proc/\(pid)/stat"),
-      let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")")
-    else { return nil }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    guard fields.count > 1, let state = fields[0].first, let parent = Int32(fields[1]) else {
+  /// The state, parent and start time of `pid` from `/proc/PID/stat`.
+  func readStat(_ pid: Int32) -> (state: Character, parent: Int32, started: Substring)? {
+    guard let text = readFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else {
       return nil
     }
-    return (String(text[text.index(after: open)..<close]), state, parent)
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    // After the name: state (field 3 of proc(5)), parent (4), …, start time (22).
+    guard fields.count > 19, let state = fields[0].first, let parent = Int32(fields[1]) else {
+      return nil
+    }
+    return (state, parent, fields[19])
   }
 
-  @Test func anInterruptedBenchmarkTakesItsPrivateBusWithIt() async throws {
+  @Test func anInterruptedBenchmarkTakesItsPrivateBusWithIt() throws {
     let bench = Products.path("notifybus-bench")
     try #require(access(bench, X_OK) == 0, "build the benchmark first: \(bench)")
-    let directory = TemporaryDirectory()
-    let log = directory.path + "/bench.log"
-    // The notifyd suite holds its private bus for the whole run, about 20 s.
-    let process = try Subprocess.spawn(
-      bench, arguments: ["notifyd"], captureOutput: false, errorFile: log)
+    // The role starts a private bus as every suite does and holds it.
+    let process = try Subprocess.spawn(bench, arguments: ["--child", "hold-bus"])
     defer {
       process.kill()
       process.wait()
     }
-    var daemons: [Int32] = []
-    let deadline = ContinuousClock.now + .seconds(60)
-    while daemons.isEmpty && ContinuousClock.now < deadline {
-      if let ended = process.wait(milliseconds: 0) {
-        Issue.record("the benchmark ended (\(ended)) first: \(readFile(log) ?? "")")
-        return
-      }
-      daemons = children(of: process.pid).filter { $0.name == "dbus-daemon" }.map(\.pid)
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    try #require(!daemons.isEmpty, "the benchmark started no dbus-daemon: \(readFile(log) ?? "")")
+    let ready = try #require(process.readLine(milliseconds: 30_000), "the role did not start")
+    let daemon = try #require(Int32(ready.dropFirst("ready ".count)), "\(ready)")
+    try #require(readStat(daemon)?.parent == process.pid, "\(daemon) is not the role's child")
     process.kill(SIGINT)
     #expect(process.wait() == .exited(128 + SIGINT))
-    // Killed and then reaped by whoever inherited it, or a zombie waiting for that.
-    let gone = ContinuousClock.now + .seconds(10)
-    func running(_ pid: Int32) -> Bool { readStat(pid).map { $0.state != "Z" } ?? false }
-    while daemons.contains(where: running) && ContinuousClock.now < gone {
-      try await Task.sleep(for: .milliseconds(20))
+    // Killed and then reaped by whoever inherited it, or a zombie waiting for that; the
+    // start time tells a later process with its number apart.
+    let started = readStat(daemon)?.started
+    func running() -> Bool {
+      readStat(daemon).map { $0.state != "Z" && $0.started == started } ?? false
     }
-    #expect(!daemons.contains(where: running), "dbus-daemon \(daemons) outlived the benchmark")
+    let deadline = ContinuousClock.now + .seconds(10)
+    while running() && ContinuousClock.now < deadline { usleep(5_000) }
+    #expect(!running(), "dbus-daemon \(daemon) outlived the benchmark")
   }
 }

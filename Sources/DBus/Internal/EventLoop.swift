@@ -49,8 +49,8 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   private let ended = Atomic<Bool>(false)
   /// Marks `Queue.afterEnd` with its loop, for ``inLoop``.
   private static let afterEndKey = DispatchSpecificKey<ObjectIdentifier>()
-  /// Whether a thread has woken the loop to write since the loop last read its watches
-  /// (see ``wakeToWrite()``).
+  /// Whether a thread has woken the loop to write since the loop last looked at what
+  /// libdbus holds to send (see ``wakeToWrite()``).
   private let wokenToWrite = Atomic<Bool>(false)
   /// A non-blocking pipe: other threads write a byte to the write end to wake the loop.
   private let wakeDescriptor: CInt
@@ -91,10 +91,11 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
   private var readers: [(id: Int, descriptor: CInt, onReadable: () -> Void)] = []
   private var nextReaderID = 0
 
-  /// The connections attached, with their sockets.
+  /// The connections attached, with their sockets and whether they have authenticated
+  /// (until then libdbus holds their messages on purpose, the socket writable all along).
   ///
   /// Loop thread only.
-  private var attached: [(raw: OpaquePointer, socket: CInt)] = []
+  private var attached: [(raw: OpaquePointer, socket: CInt, authenticated: Bool)] = []
   /// The sockets of the attached connections that have messages queued to send, found
   /// before each poll (see ``run()``).
   ///
@@ -295,8 +296,15 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
       // finds the flag clear and wakes the loop, or set by a sender whose wakeup is still
       // to come or by this turn's own poll for writing.
       socketsWithOutgoing.removeAll(keepingCapacity: true)
-      for connection in attached where dbus_connection_has_messages_to_send(connection.raw) != 0 {
-        socketsWithOutgoing.append(connection.socket)
+      for index in attached.indices {
+        let raw = attached[index].raw
+        if !attached[index].authenticated {
+          guard dbus_connection_get_is_authenticated(raw) != 0 else { continue }
+          attached[index].authenticated = true
+        }
+        if dbus_connection_has_messages_to_send(raw) != 0 {
+          socketsWithOutgoing.append(attached[index].socket)
+        }
       }
       pollDescriptors.removeAll(keepingCapacity: true)
       polledWatches.removeAll(keepingCapacity: true)
@@ -489,9 +497,11 @@ final class EventLoop: SerialExecutor, @unchecked Sendable {
     if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
       markForDispatch(connection)
     }
+    // Known once the connection is open (the socket transport's): -1, matching no watch,
+    // would only leave the write watch's enabled state to decide, as libdbus sets it.
     var socket: CInt = -1
     _ = dbus_connection_get_unix_fd(connection, &socket)
-    attached.append((connection, socket))
+    attached.append((connection, socket, false))
   }
 
   private func markForDispatch(_ connection: OpaquePointer) {

@@ -17,9 +17,10 @@ struct SendDuringReadTests {
   /// Each round trip to the bus is answered while another connection floods this one.
   ///
   /// The round trips go one at a time from the test's thread; the flood of signals keeps
-  /// the loop handling its read watch all the time. Seen failing without the fix in two of
-  /// three runs (2 of 40,000 round trips unanswered in 500 ms in each); none of 180,000
-  /// unanswered with it.
+  /// the loop handling its read watch all the time. Seen failing without the fix: in two of
+  /// three runs of a first version (2 of 40,000 round trips unanswered in 500 ms in each),
+  /// and in one of three of this one on a machine loaded by a CI build (round trip 23,625
+  /// unanswered after 10 s); none of 180,000 unanswered with it.
   @Test func aCallSentWhileTheLoopReadsAFloodIsAnswered() async throws {
     let bus = try PrivateBus()
     let receiver = try await BusConnection.connect(to: .address(bus.address))

@@ -125,14 +125,6 @@ struct NotifydLifecycleTests {
   }
 }
 
-/// Whether `pid` runs (a zombie does not count).
-func isRunning(_ pid: pid_t) -> Bool {
-  guard let stat = readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")"),
-    stat.distance(from: close, to: stat.endIndex) > 2
-  else { return false }
-  return stat[stat.index(close, offsetBy: 2)] != "Z"
-}
-
 /// The running notifyd processes whose environment mentions `directory`.
 func notifydProcesses(in directory: String) -> [pid_t] {
   guard let proc = opendir("/proc") else { return [] }

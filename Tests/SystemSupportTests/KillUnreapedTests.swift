@@ -13,19 +13,6 @@ import Testing
 /// of its own (the benchmark), never in the test process, whose other tests have children.
 @Suite(.timeLimit(.minutes(2)))
 struct KillUnreapedTests {
-  /// The state, parent and start time of `pid` from `/proc/PID/stat`.
-  func readStat(_ pid: Int32) -> (state: Character, parent: Int32, started: Substring)? {
-    guard let text = readFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else {
-      return nil
-    }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    // After the name: state (field 3 of proc(5)), parent (4), …, start time (22).
-    guard fields.count > 19, let state = fields[0].first, let parent = Int32(fields[1]) else {
-      return nil
-    }
-    return (state, parent, fields[19])
-  }
-
   @Test func anInterruptedBenchmarkTakesItsPrivateBusWithIt() throws {
     let bench = Products.path("notifybus-bench")
     try #require(access(bench, X_OK) == 0, "build the benchmark first: \(bench)")
@@ -37,14 +24,14 @@ struct KillUnreapedTests {
     }
     let ready = try #require(process.readLine(milliseconds: 30_000), "the role did not start")
     let daemon = try #require(Int32(ready.dropFirst("ready ".count)), "\(ready)")
-    try #require(readStat(daemon)?.parent == process.pid, "\(daemon) is not the role's child")
+    let status = try #require(ProcessStatus(daemon), "no process \(daemon)")
+    try #require(status.parent == process.pid, "\(daemon) is not the role's child")
     process.kill(SIGINT)
     #expect(process.wait() == .exited(128 + SIGINT))
     // Killed and then reaped by whoever inherited it, or a zombie waiting for that; the
     // start time tells a later process with its number apart.
-    let started = readStat(daemon)?.started
     func running() -> Bool {
-      readStat(daemon).map { $0.state != "Z" && $0.started == started } ?? false
+      ProcessStatus(daemon).map { $0.state != "Z" && $0.started == status.started } ?? false
     }
     let deadline = ContinuousClock.now + .seconds(10)
     while running() && ContinuousClock.now < deadline { usleep(5_000) }

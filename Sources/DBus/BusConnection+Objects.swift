@@ -71,13 +71,16 @@ extension BusConnection {
     if objects[path]?.interfaces.isEmpty == true { objects[path] = nil }
   }
 
-  func handleMethodCall(_ call: Message, object: ExportedObject) {
+  /// Handles a method call to an exported object, on the loop thread; `raw` is the libdbus
+  /// message `call` was decoded from, while it is being dispatched, for an answer given at
+  /// once to be built from.
+  func handleMethodCall(_ call: Message, raw: OpaquePointer?, object: ExportedObject) {
     if call.interface?.rawValue == "org.freedesktop.DBus.Introspectable"
       && call.member?.rawValue == "Introspect"
     {
       let children = call.path.map(childNodes(of:)) ?? []
       reply(
-        to: call,
+        to: call, raw: raw,
         with: .success([.string(Self.introspectionDocument(object, childNodes: children))]))
       return
     }
@@ -90,7 +93,7 @@ extension BusConnection {
     guard let handlers else {
       let name = call.interface?.rawValue ?? "(none)"
       reply(
-        to: call,
+        to: call, raw: raw,
         with: .failure(
           DBusError(
             .unknownInterface,
@@ -112,7 +115,7 @@ extension BusConnection {
         answer = .failure(error)
       }
       if let answer {
-        reply(to: call, with: answer)
+        reply(to: call, raw: raw, with: answer)
         return
       }
     }
@@ -127,7 +130,7 @@ extension BusConnection {
       } catch {
         result = .failure(error)
       }
-      self.reply(to: call, with: result)
+      self.reply(to: call, raw: nil, with: result)
       if let sender = call.sender, self.callChains[sender]?.id == id {
         self.callChains[sender] = nil
       }
@@ -135,18 +138,29 @@ extension BusConnection {
     if let sender = call.sender { callChains[sender] = (id, task) }
   }
 
-  private func reply(to call: Message, with result: Result<[DBusValue], DBusError>) {
+  /// Sends `result` as the reply to `call`, unless the caller wants none: built from `raw`,
+  /// the libdbus call, when it is still at hand and the reply is small
+  /// (``MessageCoding/makeRawReply(to:with:)``), else from `call`. An error whose name is
+  /// not valid goes as ``DBusError/Name/failed``; a reply that cannot be sent, as an
+  /// error saying why.
+  private func reply(
+    to call: Message, raw: OpaquePointer?, with result: Result<[DBusValue], DBusError>
+  ) {
     guard !call.noReplyExpected else { return }
-    let reply: Message
-    switch result {
-    case .success(let body): reply = call.makeReply(body: body)
-    case .failure(let error):
-      var error = error
-      if !InterfaceName.isValid(error.name.rawValue) { error.name = .failed }
-      reply = call.makeErrorReply(error)
+    var result = result
+    if case .failure(var error) = result, !InterfaceName.isValid(error.name.rawValue) {
+      error.name = .failed
+      result = .failure(error)
     }
-    do {
-      try send(reply)
+    do throws(DBusError) {
+      if let raw, let built = try MessageCoding.makeRawReply(to: raw, with: result) {
+        try send(OutgoingMessage(raw: built))
+        return
+      }
+      switch result {
+      case .success(let body): try send(call.makeReply(body: body))
+      case .failure(let error): try send(call.makeErrorReply(error))
+      }
     } catch {
       try? send(call.makeErrorReply(error))
     }

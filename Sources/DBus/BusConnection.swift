@@ -379,7 +379,12 @@ public actor BusConnection {
   /// - Throws: ``DBusError`` when the message is malformed, the connection is closed, or
   ///   more than ``maximumQueuedMessages`` are waiting (``DBusError/Name/limitsExceeded``).
   public nonisolated func send(_ message: Message) throws(DBusError) {
-    let built = OutgoingMessage(raw: try MessageCoding.makeRaw(message))
+    try send(OutgoingMessage(raw: try MessageCoding.makeRaw(message)))
+  }
+
+  /// Sends a message already built, as ``send(_:)`` does; it takes the reference, and
+  /// releases it when the message cannot be sent.
+  nonisolated func send(_ built: OutgoingMessage) throws(DBusError) {
     let result = outgoing.withLock { $0.send(built) }
     switch result {
     case .sent(let complete):
@@ -652,7 +657,7 @@ public actor BusConnection {
         // answered at once lets go of it, one handed to a task keeps its own.
         handleMethodCall(
           MessageCoding.decode(message, strings: &decodedStrings, body: &receivedArguments),
-          object: object)
+          raw: message, object: object)
         receivedArguments.removeAll(keepingCapacity: receivedArguments.capacity <= 8)
         return DBUS_HANDLER_RESULT_HANDLED
       }
@@ -664,7 +669,8 @@ public actor BusConnection {
         !childNodes(of: objectPath).isEmpty
       else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
       handleMethodCall(
-        MessageCoding.decode(message), object: ExportedObject(interfaces: [:], introspection: [:]))
+        MessageCoding.decode(message), raw: message,
+        object: ExportedObject(interfaces: [:], introspection: [:]))
       return DBUS_HANDLER_RESULT_HANDLED
     case DBUS_MESSAGE_TYPE_METHOD_RETURN, DBUS_MESSAGE_TYPE_ERROR:
       return completeCall(message)

@@ -60,6 +60,59 @@ struct ImmediateMethodHandlerTests {
     await server.close()
   }
 
+  /// An answer given at once is built from the libdbus call (`MessageCoding.makeRawReply`)
+  /// and one from the task from the decoded call: both say the same, down to the checks
+  /// libdbus would stop the program on, which are made first.
+  @Test func answersAtOnceAndFromTheTaskAreTheSameReplies() async throws {
+    let server = try await connect()
+    @Sendable func answer(_ call: Message) throws(DBusError) -> [DBusValue] {
+      switch call.member?.rawValue.dropFirst(5) {
+      case "Nul": return [.string("a\u{0}b")]
+      case "BadName": throw DBusError(DBusError.Name(rawValue: "not a name"), "bad name")
+      case "NulError": throw DBusError(.accessDenied, "no\u{0}way")
+      case "Empty": throw DBusError(.timeout, "")
+      default: return ["done"]
+      }
+    }
+    await server.export(
+      at: "/now", interface: "org.notifybus.Now",
+      immediately: { call throws(DBusError) in
+        call.member?.rawValue.hasPrefix("Later") == true ? nil : try answer(call)
+      },
+      handler: { call throws(DBusError) in try answer(call) })
+    let name = try #require(await server.uniqueName)
+    let client = try await connect()
+    let clientName = try #require(await client.uniqueName)
+    for prefix in ["Now__", "Later"] {
+      let done = try await client.call(Self.call(MemberName(unchecked: prefix + "Done"), to: name))
+      #expect(done.kind == .methodReturn)
+      #expect(done.body == ["done"])
+      #expect(done.destination == clientName)
+      #expect(done.sender == name)
+      func error(_ member: String) async -> DBusError? {
+        await #expect(throws: DBusError.self) {
+          _ = try await client.call(Self.call(MemberName(unchecked: prefix + member), to: name))
+        }
+      }
+      let nul = await error("Nul")
+      #expect(nul?.name == .invalidArgs, "\(prefix)")
+      #expect(nul?.message.contains("NUL") == true, "\(prefix): \(nul?.message ?? "")")
+      let badName = await error("BadName")
+      #expect(badName?.name == .failed, "\(prefix)")
+      #expect(badName?.message == "bad name", "\(prefix)")
+      let nulError = await error("NulError")
+      #expect(nulError?.name == .invalidArgs, "\(prefix)")
+      #expect(nulError?.message.contains("NUL") == true, "\(prefix)")
+      let empty = await error("Empty")
+      #expect(empty?.name == .timeout, "\(prefix)")
+      #expect(empty?.message == "", "\(prefix)")
+    }
+    // The connection survived all of it.
+    #expect(try await client.call(Self.call("Now__Done", to: name)).body == ["done"])
+    await client.close()
+    await server.close()
+  }
+
   /// A call the immediate handler could answer waits while an earlier call of the same
   /// caller is still with the asynchronous handler: it must not overtake it.
   @Test func anImmediateAnswerDoesNotOvertakeTheCallersEarlierCalls() async throws {

@@ -138,11 +138,12 @@ extension BusConnection {
     if let sender = call.sender { callChains[sender] = (id, task) }
   }
 
-  /// Sends `result` as the reply to `call`, unless the caller wants none: built from `raw`,
-  /// the libdbus call, when it is still at hand and the reply is small
-  /// (``MessageCoding/makeRawReply(to:with:)``), else from `call`. An error whose name is
-  /// not valid goes as ``DBusError/Name/failed``; a reply that cannot be sent, as an
-  /// error saying why.
+  /// Sends `result` as the reply to `call`, unless the caller wants none.
+  ///
+  /// The reply is built from `raw`, the libdbus call, when it is still at hand and the
+  /// reply is small (``MessageCoding/makeRawReply(to:with:)``), else from `call`. An
+  /// error whose name is not valid goes as ``DBusError/Name/failed``; a reply that cannot
+  /// be sent, as an error saying why.
   private func reply(
     to call: Message, raw: OpaquePointer?, with result: Result<[DBusValue], DBusError>
   ) {

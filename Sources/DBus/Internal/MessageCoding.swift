@@ -139,10 +139,10 @@ package enum MessageCoding {
   /// where the setters cost 5,800 for those two fields on a new message), then libdbus
   /// appends the body; the caller owns the returned reference.
   ///
-  /// `nil` when the body is not at most one basic argument, or the error name is not
-  /// valid: the caller then builds the reply as a ``Message``
-  /// (``Message/makeReply(body:)``, ``Message/makeErrorReply(_:)``) and ``makeRaw(_:)``
-  /// builds or refuses it. libdbus stops the program on an invalid error name, which is
+  /// `nil` when the body (an error's message included) is not at most one basic
+  /// argument, or the error name is not valid: the caller then builds the reply as a
+  /// ``Message`` (``Message/makeReply(body:)``, ``Message/makeErrorReply(_:)``) and
+  /// ``makeRaw(_:)`` builds or refuses it. libdbus stops the program on an invalid error name, which is
   /// why it is checked here first. Like libdbus's, the reply carries the
   /// `NO_REPLY_EXPECTED` flag, which means nothing on a reply.
   ///
@@ -160,7 +160,9 @@ package enum MessageCoding {
       try argument?.validate()
       made = dbus_message_new_method_return(call)
     case .failure(let error):
-      guard InterfaceName.isValid(error.name.rawValue) else { return nil }
+      guard InterfaceName.isValid(error.name.rawValue),
+        isAtMostOneBasicArgument([.string(error.message)])
+      else { return nil }
       argument = nil
       try DBusValue.string(error.message).validate()
       made = error.name.rawValue.withCString { name in

@@ -348,6 +348,8 @@ let package = Package(
     /// What every test target shares, without a bus: the built products, child processes,
     /// temporary directories, files and condition waits.
     .target(name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport"),
+    /// The `.blocking` trait: tests that block their threads run off the Swift pool.
+    .target(name: "TestTraits", path: "Tests/TestTraits"),
     /// A private dbus-daemon per suite, for the tests and the benchmark. It re-exports
     /// TestSupport.
     .target(
@@ -355,7 +357,8 @@ let package = Package(
       dependencies: ["TestSupport", "DBus", "SystemSupport"],
       path: "Tests/BusTestSupport"
     ),
-    .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"]),
+    .testTarget(
+      name: "SystemSupportTests", dependencies: ["TestTraits", "SystemSupport", "TestSupport"]),
     .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
     /// A small tool on CommandLineSupport that its tests run as a real process.
     .executableTarget(
@@ -365,7 +368,7 @@ let package = Package(
     ),
     .testTarget(
       name: "CommandLineSupportTests",
-      dependencies: ["CommandLineSupport", "TestSupport", "cli-demo"]
+      dependencies: ["TestTraits", "CommandLineSupport", "TestSupport", "cli-demo"]
     ),
     .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
     .testTarget(name: "ComposeSheetTests", dependencies: ["ComposeSheet"]),
@@ -377,7 +380,9 @@ let package = Package(
     ),
     .testTarget(
       name: "DBusCoreTests",
-      dependencies: ["DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+      dependencies: [
+        "TestTraits", "DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer",
+      ]
     ),
     /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
     .executableTarget(
@@ -387,21 +392,25 @@ let package = Package(
     ),
     .testTarget(
       name: "AppGroupsTests",
-      dependencies: ["AppGroups", "TestSupport", "SystemSupport", "appgroups-stress"]
+      dependencies: ["TestTraits", "AppGroups", "TestSupport", "SystemSupport", "appgroups-stress"]
     ),
-    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems", "TestSupport"]),
+    .testTarget(
+      name: "ExtensionItemsTests", dependencies: ["TestTraits", "ExtensionItems", "TestSupport"]),
     .testTarget(
       name: "DBusTests",
-      dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
+      dependencies: [
+        "TestTraits", "DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer",
+      ]
     ),
     .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DBusCore"]),
     .testTarget(
       name: "NotifyTests",
-      dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
+      dependencies: ["TestTraits", "Notify", "DBus", "BusTestSupport", "SystemSupport"]
     ),
     .testTarget(
       name: "ActivationTests",
       dependencies: [
+        "TestTraits",
         "Activation", "DBus", "BusTestSupport", "SystemSupport", "readlater", "share-extension",
       ]
     ),
@@ -418,6 +427,7 @@ let package = Package(
     .testTarget(
       name: "HandoffTests",
       dependencies: [
+        "TestTraits",
         "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
         "BusTestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
         "notifyd",
@@ -427,6 +437,7 @@ let package = Package(
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
+        "TestTraits",
         "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport",
         "BusTestSupport",
         "SystemSupport", "notifyd", "notifyutil", "notifybus",
@@ -435,6 +446,7 @@ let package = Package(
     .testTarget(
       name: "NotifyBridgeTests",
       dependencies: [
+        "TestTraits",
         "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "BusTestSupport", "SystemSupport",
         "notifyd", "notifyutil", "notify-watch", "notifybus",
       ]
@@ -442,6 +454,7 @@ let package = Package(
     .testTarget(
       name: "NotifyToolsTests",
       dependencies: [
+        "TestTraits",
         "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
         "SystemSupport",
         // notify-post is not listed: as a static executable it would be linked into the
@@ -450,7 +463,8 @@ let package = Package(
       ]
     ),
     /// The Debian package and Scripts/install, extracted and run (Scripts/package builds them).
-    .testTarget(name: "PackageTests", dependencies: ["DBus", "BusTestSupport", "SystemSupport"]),
+    .testTarget(
+      name: "PackageTests", dependencies: ["TestTraits", "DBus", "BusTestSupport", "SystemSupport"]),
     /// README.md's Swift snippets, compiled against the built modules.
     .testTarget(
       name: "DocumentationTests",
@@ -459,7 +473,7 @@ let package = Package(
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(
       name: "NotifyCAPITests",
-      dependencies: ["DBus", "BusTestSupport", "SystemSupport", "notifyd"],
+      dependencies: ["TestTraits", "DBus", "BusTestSupport", "SystemSupport", "notifyd"],
       exclude: ["Programs"]
     ),
     /// Every fuzz corpus, replayed through its harness.

@@ -3,6 +3,7 @@ import BusTestSupport
 import DBus
 import Foundation
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Testing
 
 /// readlater as a D-Bus-activatable application, on a private bus with its service file and
 /// a temporary XDG_DATA_HOME holding its desktop entry: real processes throughout.
-@Suite(.serialized, .enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed"))
+@Suite(.blocking, .serialized, .enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed"))
 struct ActivationProcessTests {
   @Test func aShareStartsTheStoppedAppWhichDrainsAndExitsWhenIdle() async throws {
     let fixture = try await ActivationFixture(idleTimeout: 4)

@@ -2,8 +2,10 @@ import AppGroups
 import Foundation
 import Glibc
 import TestSupport
+import TestTraits
 import Testing
 
+@Suite(.blocking)
 struct SharedDefaultsTests {
   @Test func roundTripsEveryTypedValue() throws {
     let temporary = TemporaryDirectory()

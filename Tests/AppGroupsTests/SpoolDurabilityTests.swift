@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import SystemSupport
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AppGroups
@@ -18,7 +19,7 @@ import Testing
 /// started after the `pwrite` ended; and for the segment, the `fdatasync` of its zeros in
 /// `tmp/`, its `rename` into `segments/`, then an `fsync` of `segments/` that started after
 /// the rename.
-@Suite(.serialized)
+@Suite(.blocking, .serialized)
 struct SpoolDurabilityTests {
   /// A drain woken for each share stored as a record does not wait for a flush of
   /// `delivered.keys`: once 32 ids wait, one is made on a thread of its own, and never more
@@ -565,6 +566,7 @@ private struct StraceEvents {
 
 /// Group commit: callers that arrive while a sync runs share the next one, and none returns
 /// before a sync that started after it arrived has ended.
+@Suite(.blocking)
 struct GroupSyncTests {
   @Test(.timeLimit(.minutes(3)))
   func callersShareTheNextSyncAndNeverReturnOnAnEarlierOne() throws {

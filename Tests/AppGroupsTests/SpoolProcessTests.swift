@@ -2,6 +2,7 @@ import AppGroups
 import Foundation
 import Glibc
 import TestSupport
+import TestTraits
 import Testing
 
 /// The payload `appgroups-stress` writes for an id (mirrors `StressTool.payload(for:)`).
@@ -11,7 +12,7 @@ func stressPayload(for id: String) -> [UInt8] {
   return (0..<length).map { seed[$0 % seed.count] }
 }
 
-@Suite(.serialized)
+@Suite(.blocking, .serialized)
 struct SpoolProcessTests {
   static let group = "group.com.example.tests"
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import TestSupport
+import TestTraits
 import Testing
 
 @testable import AppGroups
@@ -10,6 +11,7 @@ import Testing
 /// Segments after a machine crash, damage and hostile names: records a crash left behind a
 /// consumer's cursor, records and damage past the reader's first chunks, and files named
 /// `*.seg` that are not segments (`Protocol/container.md` §4.4, §4.9).
+@Suite(.blocking)
 struct SpoolSegmentRecoveryTests {
   static let segments = "/segments/"
 

@@ -1,8 +1,10 @@
 import CommandLineSupport
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 
+@Suite(.blocking)
 struct ManualPageTests {
   @Test func rendersTheWholePage() {
     let command = CommandDescription(

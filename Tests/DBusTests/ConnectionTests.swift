@@ -552,7 +552,8 @@ struct ConnectionTests {
     _ = try await receiver.subscribe(.signal(interface: testInterface, member: "Tick")) {
       inbox.append($0)
     }
-    let result = try Products.run("dbus-test-peer", ["emit", bus.address.rawValue, "500", "peer"])
+    let result = try await Products.runAsync(
+      "dbus-test-peer", ["emit", bus.address.rawValue, "500", "peer"])
     #expect(result.status == 0, "\(result)")
     let received = await inbox.wait(for: 500)
     #expect(received.map { $0.body[1].uint64Value ?? 0 } == (0..<500).map(UInt64.init))

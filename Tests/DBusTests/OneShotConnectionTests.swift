@@ -3,9 +3,10 @@ import DBus
 import DBusCore
 import Dispatch
 import Glibc
+import TestTraits
 import Testing
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct OneShotConnectionTests {
   let bus: PrivateBus
 

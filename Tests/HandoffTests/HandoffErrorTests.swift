@@ -6,6 +6,7 @@ import Foundation
 import Handoff
 import HandoffExamples
 import Notify
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Testing
 #endif
 
 /// A handoff error keeps the error it came from, so an app can tell failures apart.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct HandoffErrorTests {
   let item = ExtensionItem(
     attributedTitle: "A page", attachments: [ItemProvider(url: URL(string: "https://example.com")!)]

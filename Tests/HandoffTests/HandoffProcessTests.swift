@@ -3,6 +3,7 @@ import ExtensionItems
 import Foundation
 import HandoffExamples
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import Testing
 
 /// The handoff with real processes: `share-extension` and `handoff-stress` as extensions,
 /// `readlater` as the app, on a private bus, with and without notifyd.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(5)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(5)))
 struct HandoffProcessTests {
   static func ids(_ list: [[String: Any]]) -> [String] { list.compactMap { $0["id"] as? String } }
   static func urls(_ list: [[String: Any]]) -> [String] { list.compactMap { $0["url"] as? String } }

@@ -1,6 +1,7 @@
 import BusTestSupport
 import Foundation
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Testing
 
 /// `share-extension` as a desktop launches it: its desktop entries, the arguments a file
 /// manager passes (`%U`), bad arguments, and the compose sheet driven in a real `tmux`.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(5)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(5)))
 struct ShareExtensionDesktopTests {
   static func has(_ tool: String) -> Bool {
     ["/usr/bin/", "/bin/"].contains { access($0 + tool, X_OK) == 0 }

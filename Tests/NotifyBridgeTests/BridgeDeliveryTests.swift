@@ -4,6 +4,7 @@ import Dispatch
 import Notify
 import Synchronization
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -13,6 +14,7 @@ import Testing
 /// Two and three "hosts" (each a private bus with its own notifyd) bridged through one
 /// real mosquitto.
 @Suite(
+  .blocking,
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .serialized,
   .timeLimit(.minutes(3)))
 struct BridgeDeliveryTests {

@@ -1,6 +1,7 @@
 import BusTestSupport
 import DBus
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -13,6 +14,7 @@ import Testing
 /// The tests run one at a time: several of these programs keep both of this machine's cores
 /// busy, which would make other suites' timing-sensitive tests flaky.
 @Suite(
+  .blocking,
   .enabled(if: PrivateBus.isAvailable && CPrograms.isAvailable), .serialized,
   .timeLimit(.minutes(5)))
 struct CAPITests {

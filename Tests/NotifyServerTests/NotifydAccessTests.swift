@@ -3,6 +3,7 @@ import DBus
 import Notify
 import NotifyServer
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -11,6 +12,7 @@ import Testing
 
 /// Access control with clients run as another user (`setpriv`), which needs root.
 @Suite(
+  .blocking,
   .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)),
   .enabled(if: access("/usr/bin/setpriv", X_OK) == 0 && getuid() == 0))
 struct NotifydAccessTests {

@@ -2,6 +2,7 @@ import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Testing
 #endif
 
 /// The files notifyd creates and the file options it takes.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydFileTests {
   let bus: PrivateBus
 

@@ -4,13 +4,14 @@ import Notify
 import NotifyServer
 import Synchronization
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydServiceTests {
   let bus: PrivateBus
 
@@ -434,7 +435,7 @@ struct NotifydServiceTests {
 }
 
 /// `org.notifybus.notifyd.version`, Darwin's `com.apple.system.notify.ipc_version`.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydVersionNameTests {
   let bus: PrivateBus
 

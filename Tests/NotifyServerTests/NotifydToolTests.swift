@@ -2,10 +2,11 @@ import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
+import TestTraits
 import Testing
 
 /// notifyutil and notify-post against a real notifyd.
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydToolTests {
   let bus: PrivateBus
 

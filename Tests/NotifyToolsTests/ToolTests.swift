@@ -5,9 +5,10 @@ import Glibc
 import NotifyTools
 import NotifyToolsCore
 import SystemSupport
+import TestTraits
 import Testing
 
-@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct ToolTests {
   let bus: PrivateBus
 

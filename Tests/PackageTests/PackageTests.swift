@@ -1,6 +1,7 @@
 import BusTestSupport
 import DBus
 import SystemSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -10,6 +11,7 @@ import Testing
 /// The Debian package Scripts/package builds (Scripts/test builds it before the tests),
 /// extracted with `dpkg-deb -x` and run from there against a private bus.
 @Suite(
+  .blocking,
   .enabled(if: Package.debian != nil, "no package: run Scripts/package (Scripts/test does)"),
   .enabled(if: PrivateBus.isAvailable), .serialized, .timeLimit(.minutes(5)))
 struct PackageTests {
@@ -233,6 +235,7 @@ struct PackageTests {
 
 /// Scripts/install, from the release build Scripts/package made.
 @Suite(
+  .blocking,
   .enabled(if: Package.debian != nil, "no release build: run Scripts/package (Scripts/test does)"),
   .serialized, .timeLimit(.minutes(5)))
 struct InstallScriptTests {

@@ -1,11 +1,13 @@
 import SystemSupport
 import TestSupport
+import TestTraits
 import Testing
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
+@Suite(.blocking)
 struct SubprocessTests {
   @Test func capturesOutputAndErrorAndTheExitStatus() throws {
     let process = try Subprocess.spawn(

@@ -1,3 +1,4 @@
+import Dispatch
 import SystemSupport
 
 #if canImport(Glibc)
@@ -18,7 +19,20 @@ package final class TemporaryDirectory: Sendable {
     path = String(cString: made)
   }
 
-  deinit { Subprocess.removeTree(path) }
+  /// Starts `rm -rf` and does not wait for it.
+  ///
+  /// A value may be released on one of the Swift pool's threads, which a slow disk would
+  /// then hold up (TestTraits' `BlockingTrait` says why that stalls every test). The child
+  /// is reaped on a Dispatch thread; started at once, it finishes even when this process
+  /// ends first.
+  deinit {
+    guard
+      let remover = try? Subprocess.spawn("rm", arguments: ["-rf", path], captureOutput: false)
+    else { return }
+    // Safety: only the closure uses the child from here on.
+    nonisolated(unsafe) let owned = remover
+    DispatchQueue.global().async { owned.wait() }
+  }
 
   /// The path of `name` inside the directory.
   package func path(_ name: String) -> String { path + "/" + name }

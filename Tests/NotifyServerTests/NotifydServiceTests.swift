@@ -4,14 +4,13 @@ import Notify
 import NotifyServer
 import Synchronization
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydServiceTests {
   let bus: PrivateBus
 
@@ -62,7 +61,7 @@ struct NotifydServiceTests {
   /// parent of the object must list its child node.
   @Test func toolsThatWalkTheTreeFindTheObject() async throws {
     let daemon = try await NotifydProcess(bus: bus, ["--no-persist"])
-    let gdbus = try Products.runCommand(
+    let gdbus = try await Products.runCommandAsync(
       "gdbus",
       [
         "introspect", "--address", bus.address.rawValue, "--dest", "org.notifybus.Notify1",
@@ -71,7 +70,7 @@ struct NotifydServiceTests {
     #expect(gdbus.status == 0, "\(gdbus)")
     #expect(gdbus.output.contains("node /org/notifybus/Notify1 {"), "\(gdbus)")
     // busctl comes with systemd (Scripts/bootstrap).
-    let busctl = try Products.runCommand(
+    let busctl = try await Products.runCommandAsync(
       "busctl", ["--address", bus.address.rawValue, "tree", "--list", "org.notifybus.Notify1"])
     #expect(busctl.status == 0, "\(busctl)")
     #expect(
@@ -205,7 +204,7 @@ struct NotifydServiceTests {
     #expect(
       daemon.log.contains("ignoring the corrupt state file \(statePath):3: "), "\(daemon.log)")
     #expect(readFile(statePath) == nil)
-    let listing = try Products.runCommand("ls", [bus.directory + "/state"]).output
+    let listing = try await Products.runCommandAsync("ls", [bus.directory + "/state"]).output
     #expect(listing.contains("notifyd.state.corrupt-"), "\(listing)")
     let client = try await center()
     #expect(try await client.state(of: "good") == 0, "starts empty")
@@ -355,7 +354,7 @@ struct NotifydServiceTests {
   }
 
   @Test func activationStartsNotifydOnTheFirstGetState() async throws {
-    let install = try Products.run(
+    let install = try await Products.runAsync(
       "notifyd", ["--install-service", "--service-dir", bus.serviceDirectory, "--no-persist"])
     #expect(install.status == 0, "\(install)")
     let servicePath = bus.serviceDirectory + "/org.notifybus.Notify1.service"
@@ -435,7 +434,7 @@ struct NotifydServiceTests {
 }
 
 /// `org.notifybus.notifyd.version`, Darwin's `com.apple.system.notify.ipc_version`.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydVersionNameTests {
   let bus: PrivateBus
 

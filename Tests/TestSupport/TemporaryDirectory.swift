@@ -1,4 +1,3 @@
-import Dispatch
 import SystemSupport
 
 #if canImport(Glibc)
@@ -19,19 +18,16 @@ package final class TemporaryDirectory: Sendable {
     path = String(cString: made)
   }
 
-  /// Starts `rm -rf` and does not wait for it.
+  /// Starts `rm -rf` in the background and does not wait for it.
   ///
   /// A value may be released on one of the Swift pool's threads, which a slow disk would
-  /// then hold up (TestTraits' `BlockingTrait` says why that stalls every test). The child
-  /// is reaped on a Dispatch thread; started at once, it finishes even when this process
-  /// ends first.
+  /// then hold up (TestTraits' `BlockingTrait` says why that stalls every test). `sh`
+  /// starts `rm` and exits at once, so the wait here is for `sh` alone; `rm` finishes on
+  /// its own, even when this process ends first, and is reaped by init.
   deinit {
-    guard
-      let remover = try? Subprocess.spawn("rm", arguments: ["-rf", path], captureOutput: false)
-    else { return }
-    // Safety: only the closure uses the child from here on.
-    nonisolated(unsafe) let owned = remover
-    DispatchQueue.global().async { owned.wait() }
+    let starter = try? Subprocess.spawn(
+      "sh", arguments: ["-c", "rm -rf -- \"$0\" &", path], captureOutput: false)
+    starter?.wait()
   }
 
   /// The path of `name` inside the directory.

@@ -348,7 +348,7 @@ let package = Package(
     /// What every test target shares, without a bus: the built products, child processes,
     /// temporary directories, files and condition waits.
     .target(name: "TestSupport", dependencies: ["SystemSupport"], path: "Tests/TestSupport"),
-    /// The `.blocking` trait: tests that block their threads run off the Swift pool.
+    /// The `.blocking` trait: suites that block a thread for long run off the Swift pool.
     .target(name: "TestTraits", path: "Tests/TestTraits"),
     /// A private dbus-daemon per suite, for the tests and the benchmark. It re-exports
     /// TestSupport.
@@ -357,8 +357,7 @@ let package = Package(
       dependencies: ["TestSupport", "DBus", "SystemSupport"],
       path: "Tests/BusTestSupport"
     ),
-    .testTarget(
-      name: "SystemSupportTests", dependencies: ["TestTraits", "SystemSupport", "TestSupport"]),
+    .testTarget(name: "SystemSupportTests", dependencies: ["SystemSupport", "TestSupport"]),
     .testTarget(name: "PropertyListsTests", dependencies: ["PropertyLists"]),
     /// A small tool on CommandLineSupport that its tests run as a real process.
     .executableTarget(
@@ -368,7 +367,7 @@ let package = Package(
     ),
     .testTarget(
       name: "CommandLineSupportTests",
-      dependencies: ["TestTraits", "CommandLineSupport", "TestSupport", "cli-demo"]
+      dependencies: ["CommandLineSupport", "TestSupport", "cli-demo"]
     ),
     .testTarget(name: "NotifyServerFilesTests", dependencies: ["NotifyServerFiles"]),
     .testTarget(name: "ComposeSheetTests", dependencies: ["ComposeSheet"]),
@@ -380,9 +379,7 @@ let package = Package(
     ),
     .testTarget(
       name: "DBusCoreTests",
-      dependencies: [
-        "TestTraits", "DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer",
-      ]
+      dependencies: ["DBusCore", "DBus", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
     ),
     /// Producer, consumer and defaults-writer child processes for the AppGroups tests.
     .executableTarget(
@@ -392,26 +389,23 @@ let package = Package(
     ),
     .testTarget(
       name: "AppGroupsTests",
-      dependencies: ["TestTraits", "AppGroups", "TestSupport", "SystemSupport", "appgroups-stress"]
+      dependencies: ["AppGroups", "TestSupport", "TestTraits", "SystemSupport", "appgroups-stress"]
     ),
-    .testTarget(
-      name: "ExtensionItemsTests", dependencies: ["TestTraits", "ExtensionItems", "TestSupport"]),
+    .testTarget(name: "ExtensionItemsTests", dependencies: ["ExtensionItems", "TestSupport"]),
     .testTarget(
       name: "DBusTests",
-      dependencies: [
-        "TestTraits", "DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer",
-      ]
+      dependencies: ["DBus", "DBusCore", "BusTestSupport", "SystemSupport", "dbus-test-peer"]
     ),
     .testTarget(name: "NotifyCoreTests", dependencies: ["NotifyCore", "DBusCore"]),
     .testTarget(
       name: "NotifyTests",
-      dependencies: ["TestTraits", "Notify", "DBus", "BusTestSupport", "SystemSupport"]
+      dependencies: ["Notify", "DBus", "BusTestSupport", "SystemSupport"]
     ),
     .testTarget(
       name: "ActivationTests",
       dependencies: [
-        "TestTraits",
-        "Activation", "DBus", "BusTestSupport", "SystemSupport", "readlater", "share-extension",
+        "Activation", "DBus", "BusTestSupport", "TestTraits", "SystemSupport", "readlater",
+        "share-extension",
       ]
     ),
     .testTarget(
@@ -427,9 +421,9 @@ let package = Package(
     .testTarget(
       name: "HandoffTests",
       dependencies: [
-        "TestTraits",
         "Handoff", "HandoffExamples", "ExtensionItems", "AppGroups", "Notify", "DBus",
-        "BusTestSupport", "SystemSupport", "share-extension", "readlater", "handoff-stress",
+        "BusTestSupport", "TestTraits", "SystemSupport", "share-extension", "readlater",
+        "handoff-stress",
         "notifyd",
         "notifyutil",
       ]
@@ -437,7 +431,6 @@ let package = Package(
     .testTarget(
       name: "NotifyServerTests",
       dependencies: [
-        "TestTraits",
         "NotifyServer", "NotifyServerFiles", "Notify", "DBus", "CommandLineSupport",
         "BusTestSupport",
         "SystemSupport", "notifyd", "notifyutil", "notifybus",
@@ -446,7 +439,6 @@ let package = Package(
     .testTarget(
       name: "NotifyBridgeTests",
       dependencies: [
-        "TestTraits",
         "NotifyBridge", "NotifyBridgeCore", "Notify", "DBus", "BusTestSupport", "SystemSupport",
         "notifyd", "notifyutil", "notify-watch", "notifybus",
       ]
@@ -454,7 +446,6 @@ let package = Package(
     .testTarget(
       name: "NotifyToolsTests",
       dependencies: [
-        "TestTraits",
         "NotifyTools", "NotifyToolsCore", "CommandLineSupport", "DBus", "BusTestSupport",
         "SystemSupport",
         // notify-post is not listed: as a static executable it would be linked into the
@@ -464,7 +455,8 @@ let package = Package(
     ),
     /// The Debian package and Scripts/install, extracted and run (Scripts/package builds them).
     .testTarget(
-      name: "PackageTests", dependencies: ["TestTraits", "DBus", "BusTestSupport", "SystemSupport"]),
+      name: "PackageTests", dependencies: ["DBus", "BusTestSupport", "TestTraits", "SystemSupport"]
+    ),
     /// README.md's Swift snippets, compiled against the built modules.
     .testTarget(
       name: "DocumentationTests",
@@ -473,7 +465,7 @@ let package = Package(
     /// The C library through C programs built with clang and gcc against an installed copy.
     .testTarget(
       name: "NotifyCAPITests",
-      dependencies: ["TestTraits", "DBus", "BusTestSupport", "SystemSupport", "notifyd"],
+      dependencies: ["DBus", "BusTestSupport", "SystemSupport", "notifyd"],
       exclude: ["Programs"]
     ),
     /// Every fuzz corpus, replayed through its harness.

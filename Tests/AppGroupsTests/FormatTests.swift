@@ -1,11 +1,9 @@
 import Foundation
 import TestSupport
-import TestTraits
 import Testing
 
 @testable import AppGroups
 
-@Suite(.blocking)
 struct SpoolEntryFormatTests {
   let sample = SpoolEntryFormat.encode(
     enqueueTime: 1_700_000_000_000_000, id: "entry-1",
@@ -113,7 +111,6 @@ struct SpoolEntryFormatTests {
   }
 }
 
-@Suite(.blocking)
 struct SpoolEntryNameTests {
   @Test func roundTripsAndOrdersByTimeThenId() throws {
     let name = SpoolEntryName(time: 42, bytes: 100, id: "a.b")
@@ -145,7 +142,6 @@ struct SpoolEntryNameTests {
   }
 }
 
-@Suite(.blocking)
 struct KeyLogFormatTests {
   func log(_ keys: [String]) -> [UInt8] {
     keys.reduce(KeyLogFormat.header()) { $0 + KeyLogFormat.record($1) }
@@ -186,7 +182,6 @@ struct KeyLogFormatTests {
   }
 }
 
-@Suite(.blocking)
 struct DefaultsFileTests {
   @Test func roundTrips() throws {
     let values: [String: PropertyListValue] = [

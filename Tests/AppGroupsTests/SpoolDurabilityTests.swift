@@ -566,7 +566,6 @@ private struct StraceEvents {
 
 /// Group commit: callers that arrive while a sync runs share the next one, and none returns
 /// before a sync that started after it arrived has ended.
-@Suite(.blocking)
 struct GroupSyncTests {
   @Test(.timeLimit(.minutes(3)))
   func callersShareTheNextSyncAndNeverReturnOnAnEarlierOne() throws {

@@ -3,14 +3,12 @@ import Glibc
 import Synchronization
 import SystemSupport
 import TestSupport
-import TestTraits
 import Testing
 
 @testable import AppGroups
 
 /// The segment format (`Protocol/container.md` §4.9): valid segments, and every kind of
 /// malformed input a reader must stop at with a reason.
-@Suite(.blocking)
 struct SpoolSegmentFormatTests {
   static func entry(_ id: String, time: Int64 = 1_700_000_000_000_000, payload: [UInt8] = [1, 2])
     -> [UInt8]
@@ -163,7 +161,6 @@ struct SpoolSegmentFormatTests {
 
 /// The spool on segments: where entries go, the cursor, segments shared by producers one
 /// after another, torn tails, damage, and entries of the earlier layout drained beside them.
-@Suite(.blocking)
 struct SpoolSegmentTests {
   /// Waits (at most 10 s) until no process holds the lock of each segment of `spool`: a
   /// child that another test spawns keeps a copy of a producer's descriptor, and so its

@@ -2,12 +2,10 @@ import Foundation
 import Glibc
 import Synchronization
 import TestSupport
-import TestTraits
 import Testing
 
 @testable import AppGroups
 
-@Suite(.blocking)
 struct SpoolTests {
   /// Drains everything, returning the entries' ids and payloads in handover order.
   func drainAll(_ spool: Spool) throws -> (ids: [String], summary: DrainSummary) {

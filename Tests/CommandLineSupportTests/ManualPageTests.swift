@@ -1,10 +1,8 @@
 import CommandLineSupport
 import Foundation
 import TestSupport
-import TestTraits
 import Testing
 
-@Suite(.blocking)
 struct ManualPageTests {
   @Test func rendersTheWholePage() {
     let command = CommandDescription(

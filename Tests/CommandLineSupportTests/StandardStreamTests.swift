@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import TestSupport
-import TestTraits
 import Testing
 
 @testable import CommandLineSupport
@@ -12,7 +11,6 @@ import Testing
   import Musl
 #endif
 
-@Suite(.blocking)
 struct StandardStreamTests {
   /// Reads from `descriptor` until `count` newlines arrived or `limit` seconds passed.
   func readLines(_ count: Int, from descriptor: CInt, limit: Int32 = 10_000) -> String {

@@ -1,9 +1,7 @@
 import DBus
 import TestSupport
-import TestTraits
 import Testing
 
-@Suite(.blocking)
 struct BusAddressTests {
   @Test func parsesEntriesAndUnescapes() throws {
     let address = try BusAddress("unix:path=/tmp/a%20b,guid=abc;tcp:host=localhost,port=1234")

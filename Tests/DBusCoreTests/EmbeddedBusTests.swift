@@ -2,12 +2,11 @@ import BusTestSupport
 import DBus
 import Glibc
 import SystemSupport
-import TestTraits
 import Testing
 
 @testable import DBusCore
 
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct EmbeddedBusTests {
   /// A fresh XDG_RUNTIME_DIR, with no session bus in the environment.
   func environment(_ runtime: String) -> [String: String] {

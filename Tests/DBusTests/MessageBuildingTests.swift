@@ -2,12 +2,11 @@ import BusTestSupport
 import DBus
 import Glibc
 import SystemSupport
-import TestTraits
 import Testing
 
 /// How `BusConnection` builds the libdbus messages it sends: the Swift marshaller's bytes,
 /// demarshalled by libdbus, with the serial left to the sending connection.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct MessageBuildingTests {
   static let messages: [Message] =
     WireFormatTests.messages + [

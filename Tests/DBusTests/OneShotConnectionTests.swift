@@ -3,10 +3,9 @@ import DBus
 import DBusCore
 import Dispatch
 import Glibc
-import TestTraits
 import Testing
 
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct OneShotConnectionTests {
   let bus: PrivateBus
 

@@ -1,7 +1,6 @@
 import ExtensionItems
 import Foundation
 import TestSupport
-import TestTraits
 import Testing
 
 /// A reader and writer that are not ours: GLib's `GDBusMessage`, driven through python3-gi.
@@ -49,7 +48,6 @@ private let gioScript = #"""
 
 private let python = "/usr/bin/python3"
 
-@Suite(.blocking)
 struct GLibInteropTests {
   private let temporary = TemporaryDirectory("glib-interop")
   private var file: URL { URL(filePath: temporary.path("message.bin")) }

@@ -5,12 +5,11 @@ import Foundation
 import Handoff
 import Synchronization
 import TestSupport
-import TestTraits
 import Testing
 
 /// The extension request with lazy providers and its time limit, against a real spool on a
 /// private bus.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct ExtensionContextTests {
   /// Counts handler runs.
   final class Counter: Sendable {

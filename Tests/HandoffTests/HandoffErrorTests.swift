@@ -6,7 +6,6 @@ import Foundation
 import Handoff
 import HandoffExamples
 import Notify
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +13,7 @@ import Testing
 #endif
 
 /// A handoff error keeps the error it came from, so an app can tell failures apart.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct HandoffErrorTests {
   let item = ExtensionItem(
     attributedTitle: "A page", attachments: [ItemProvider(url: URL(string: "https://example.com")!)]

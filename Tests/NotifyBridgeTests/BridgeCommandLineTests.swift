@@ -2,7 +2,6 @@ import BusTestSupport
 import DBus
 import NotifyCore
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -11,7 +10,6 @@ import Testing
 
 /// notifyd's bridge options and configuration lines, as a user types them.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .timeLimit(.minutes(2)))
 struct BridgeCommandLineTests {
   func notifyd(_ arguments: [String]) throws -> Products.Result {

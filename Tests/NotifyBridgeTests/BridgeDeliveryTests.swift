@@ -4,7 +4,6 @@ import Dispatch
 import Notify
 import Synchronization
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +13,6 @@ import Testing
 /// Two and three "hosts" (each a private bus with its own notifyd) bridged through one
 /// real mosquitto.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .serialized,
   .timeLimit(.minutes(3)))
 struct BridgeDeliveryTests {

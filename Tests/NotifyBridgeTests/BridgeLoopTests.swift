@@ -3,7 +3,6 @@ import DBus
 import Foundation
 import Notify
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +13,6 @@ import Testing
 /// stop) and publishes from notifyd's D-Bus thread straight onto the socket: nothing may be
 /// lost or stall on the way.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .serialized,
   .timeLimit(.minutes(3)))
 struct BridgeLoopTests {
@@ -174,7 +172,6 @@ struct BridgeLoopTests {
 /// Finding B1: over TLS, what libmosquitto has already decrypted waits in OpenSSL, where
 /// `poll` cannot see it.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable && BridgeLoopTests.hasOpenSSL),
   .serialized, .timeLimit(.minutes(3)))
 struct BridgeTLSRecordTests {
@@ -219,7 +216,6 @@ struct BridgeTLSRecordTests {
 ///
 /// The bridge closes the pair, so a packet costs its own write only.
 @Suite(
-  .blocking,
   .enabled(
     if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
       && access("/usr/bin/strace", X_OK) == 0),
@@ -276,7 +272,6 @@ struct BridgeSocketPairTests {
 /// post was handed to the local bus, whichever thread writes to the broker meanwhile, and
 /// never when it could not be.
 @Suite(
-  .blocking,
   .enabled(
     if: PrivateBus.isAvailable && MosquittoBroker.isAvailable
       && access("/usr/bin/strace", X_OK) == 0),

@@ -2,7 +2,6 @@ import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +11,6 @@ import Testing
 /// The broker goes away, tools that no one here wrote talk to the bridge, rogue clients
 /// send garbage, and the broker refuses logins and topics.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable && MosquittoBroker.isAvailable), .serialized,
   .timeLimit(.minutes(3)))
 struct BridgeResilienceTests {

@@ -1,7 +1,6 @@
 import BusTestSupport
 import DBus
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -14,7 +13,6 @@ import Testing
 /// The tests run one at a time: several of these programs keep both of this machine's cores
 /// busy, which would make other suites' timing-sensitive tests flaky.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable && CPrograms.isAvailable), .serialized,
   .timeLimit(.minutes(5)))
 struct CAPITests {

@@ -1,7 +1,6 @@
 import BusTestSupport
 import DBus
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +9,7 @@ import Testing
 
 /// The embedded bus starts the notifyd beside the tool that started it, with no setup step:
 /// what a fresh clone sees after `swift build`.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct ActivationWithoutSetupTests {
   let sandbox: EmbeddedBusSandbox
 

@@ -1,7 +1,6 @@
 import BusTestSupport
 import DBus
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +8,7 @@ import Testing
 #endif
 
 /// `notifybus` against a real embedded bus, a real notifyd, and the stock D-Bus tools.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifyBusToolTests {
   let sandbox: EmbeddedBusSandbox
 

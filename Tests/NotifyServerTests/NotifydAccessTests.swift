@@ -3,7 +3,6 @@ import DBus
 import Notify
 import NotifyServer
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +11,6 @@ import Testing
 
 /// Access control with clients run as another user (`setpriv`), which needs root.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)),
   .enabled(if: access("/usr/bin/setpriv", X_OK) == 0 && getuid() == 0))
 struct NotifydAccessTests {

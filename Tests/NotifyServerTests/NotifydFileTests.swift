@@ -2,7 +2,6 @@ import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +9,7 @@ import Testing
 #endif
 
 /// The files notifyd creates and the file options it takes.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydFileTests {
   let bus: PrivateBus
 

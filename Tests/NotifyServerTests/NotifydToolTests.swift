@@ -2,11 +2,10 @@ import BusTestSupport
 import DBus
 import Notify
 import NotifyServer
-import TestTraits
 import Testing
 
 /// notifyutil and notify-post against a real notifyd.
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct NotifydToolTests {
   let bus: PrivateBus
 

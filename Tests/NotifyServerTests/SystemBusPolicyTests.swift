@@ -2,7 +2,6 @@ import BusTestSupport
 import DBus
 import Notify
 import SystemSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +12,6 @@ import Testing
 /// in for `notifybus`'s neighbours: only root (and `notifybus`) may own the name and send
 /// `Posted` signals; everyone may call notifyd.
 @Suite(
-  .blocking,
   .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)),
   .enabled(if: access("/usr/bin/setpriv", X_OK) == 0 && getuid() == 0))
 struct SystemBusPolicyTests {

@@ -3,12 +3,11 @@ import DBus
 import Glibc
 import Notify
 import SystemSupport
-import TestTraits
 import Testing
 
 /// A receiver that stops reading (here `notify-watch` under `SIGSTOP`) while posts flood
 /// the bus (issue 11, item 13).
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(3)))
 struct StuckReceiverTests {
   let bus: PrivateBus
 

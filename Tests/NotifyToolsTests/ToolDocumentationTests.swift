@@ -2,12 +2,10 @@ import CommandLineSupport
 import Glibc
 import SystemSupport
 import TestSupport
-import TestTraits
 import Testing
 
 /// The tools' manual pages, completion scripts and help texts in the documents are what the
 /// tools themselves generate and print.
-@Suite(.blocking)
 struct ToolDocumentationTests {
   static let root = String(#filePath.split(separator: "/").dropLast(3).map { "/" + $0 }.joined())
 

@@ -5,10 +5,9 @@ import Glibc
 import NotifyTools
 import NotifyToolsCore
 import SystemSupport
-import TestTraits
 import Testing
 
-@Suite(.blocking, .enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
+@Suite(.enabled(if: PrivateBus.isAvailable), .timeLimit(.minutes(2)))
 struct ToolTests {
   let bus: PrivateBus
 

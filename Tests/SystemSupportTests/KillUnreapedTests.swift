@@ -1,6 +1,5 @@
 import SystemSupport
 import TestSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +11,7 @@ import Testing
 ///
 /// The call signals every child of the calling process, so it is tried in a child process
 /// of its own (the benchmark), never in the test process, whose other tests have children.
-@Suite(.blocking, .timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(2)))
 struct KillUnreapedTests {
   @Test func anInterruptedBenchmarkTakesItsPrivateBusWithIt() throws {
     let bench = Products.path("notifybus-bench")

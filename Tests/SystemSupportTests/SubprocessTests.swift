@@ -1,13 +1,11 @@
 import SystemSupport
 import TestSupport
-import TestTraits
 import Testing
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-@Suite(.blocking)
 struct SubprocessTests {
   @Test func capturesOutputAndErrorAndTheExitStatus() throws {
     let process = try Subprocess.spawn(

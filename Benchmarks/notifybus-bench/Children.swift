@@ -58,9 +58,10 @@ enum Children {
     let bus = try PrivateBus()
     print("ready \(bus.pid ?? 0)")
     fflush(stdout)
-    let deadline = MonotonicClock.now + 60_000_000_000
-    while MonotonicClock.now < deadline { usleep(100_000) }
-    _ = bus
+    withExtendedLifetime(bus) {
+      let deadline = MonotonicClock.now + 60_000_000_000
+      while MonotonicClock.now < deadline { usleep(100_000) }
+    }
   }
 
   /// Registers for `name` and reports when `count` posts have arrived; the handler runs

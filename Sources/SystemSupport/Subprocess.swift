@@ -294,9 +294,26 @@ package enum MonotonicClock {
 extension Subprocess {
   /// Removes a directory tree with `rm -rf`, for test and temporary directories.
   package static func removeTree(_ path: String) {
-    guard path.hasPrefix("/tmp/") || path.hasPrefix("/var/tmp/") else { return }
+    guard isTemporary(path) else { return }
     if let process = try? spawn("rm", arguments: ["-rf", path], captureOutput: false) {
       process.wait()
     }
+  }
+
+  /// Starts removing a directory tree as ``removeTree(_:)`` does, without waiting for it.
+  ///
+  /// `sh` starts `rm` in the background and exits at once, so only `sh` is waited for;
+  /// `rm` finishes on its own, even when this process ends first, and init reaps it. For a
+  /// release that may run on one of the Swift pool's few threads, which a slow disk would
+  /// otherwise hold.
+  package static func startRemovingTree(_ path: String) {
+    guard isTemporary(path) else { return }
+    let starter = try? spawn(
+      "sh", arguments: ["-c", "rm -rf -- \"$0\" &", path], captureOutput: false)
+    starter?.wait()
+  }
+
+  private static func isTemporary(_ path: String) -> Bool {
+    path.hasPrefix("/tmp/") || path.hasPrefix("/var/tmp/")
   }
 }

@@ -18,17 +18,10 @@ package final class TemporaryDirectory: Sendable {
     path = String(cString: made)
   }
 
-  /// Starts `rm -rf` in the background and does not wait for it.
-  ///
-  /// A value may be released on one of the Swift pool's threads, which a slow disk would
-  /// then hold up (TestTraits' `BlockingTrait` says why that stalls every test). `sh`
-  /// starts `rm` and exits at once, so the wait here is for `sh` alone; `rm` finishes on
-  /// its own, even when this process ends first, and is reaped by init.
-  deinit {
-    let starter = try? Subprocess.spawn(
-      "sh", arguments: ["-c", "rm -rf -- \"$0\" &", path], captureOutput: false)
-    starter?.wait()
-  }
+  /// Removed in the background (``Subprocess/startRemovingTree(_:)``): a value may be
+  /// released on one of the Swift pool's threads, and TestTraits' `BlockingTrait` says why
+  /// holding one stalls every test.
+  deinit { Subprocess.startRemovingTree(path) }
 
   /// The path of `name` inside the directory.
   package func path(_ name: String) -> String { path + "/" + name }

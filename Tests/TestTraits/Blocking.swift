@@ -2,8 +2,12 @@ import Dispatch
 package import Testing
 
 /// Runs each test of a suite (or a single test) on threads of its own instead of the
-/// Swift concurrency pool's: for tests that block a thread, waiting for a child process,
-/// reading its output or syncing files.
+/// Swift concurrency pool's.
+///
+/// For tests that block a thread for long, waiting for child processes that sync
+/// (minutes on a slow disk). A test that blocks briefly awaits
+/// `offThePool` instead: every test under the trait runs beside all the others rather than
+/// taking turns on the pool, and on two CPUs more tests at once showed timing races.
 ///
 /// On Linux the pool has as many threads as CPUs (two here) and never more. A test that
 /// blocks one of them for a while holds up every other test's awaits meanwhile; on a
